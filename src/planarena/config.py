@@ -1,0 +1,141 @@
+"""Parameters: read ``params.yaml``, overlay the selected profile, expose typed paths.
+
+``params.yaml`` holds the *default* profile's values at its top level. ``profile`` names the profile
+to run; ``profiles.<name>`` holds a partial tree that is deep-merged over the top level when that
+profile is selected (``profiles.default`` is empty). A profile therefore only changes param values,
+never code paths (DESIGN.md, "Profiles").
+
+Precedence: a key set in the selected profile wins over the same key at the top level. So
+``dvc exp run -S planners.astar_lmcut.time_limit=5`` changes the default profile; under
+``-S profile=paper`` set ``profiles.paper.planners.astar_lmcut.time_limit`` instead if the paper
+profile overrides that key.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Canonical split names (Symmetry-Aware Transformer splits; DESIGN.md "Problem set").
+SPLITS = ("train", "validation", "interpolation", "extrapolation")
+
+
+class ConfigError(ValueError):
+    """A parameter is missing or has a value the harness cannot use. The message names the param."""
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """Return a copy of ``base`` with ``override`` merged in recursively (dicts merge, rest replace)."""
+    out = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def resolve_profile(raw: dict) -> dict:
+    """Apply ``profiles[raw['profile']]`` over the top-level params.
+
+    Raises:
+        ConfigError: the profile named by ``profile`` is not defined under ``profiles``.
+    """
+    name = raw.get("profile", "default")
+    profiles = raw.get("profiles") or {}
+    if name not in profiles:
+        raise ConfigError(
+            f"params: profile={name!r} is not defined; set `profile` to one of {sorted(profiles)}"
+        )
+    merged = deep_merge({k: v for k, v in raw.items() if k != "profiles"}, profiles[name] or {})
+    merged["profile"] = name
+    return merged
+
+
+def load_params(path: str | os.PathLike = "params.yaml") -> dict:
+    """Read a params file and return the resolved (profile-applied) parameter tree.
+
+    Raises:
+        ConfigError: the file does not exist or is not a YAML mapping.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: params file not found (run from the repository root)")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return resolve_profile(raw)
+
+
+def get(params: dict, dotted: str, default: Any = ...) -> Any:
+    """Look up ``a.b.c`` in a nested dict.
+
+    Raises:
+        ConfigError: the key is missing and no default was given; the message names the param.
+    """
+    node: Any = params
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            if default is ...:
+                raise ConfigError(f"params: missing `{dotted}`")
+            return default
+        node = node[part]
+    return node
+
+
+def stable_hash(obj: Any, n: int = 12) -> str:
+    """Short SHA-256 of the canonical JSON of ``obj`` (sorted keys); used for config fingerprints."""
+    data = json.dumps(obj, sort_keys=True, default=str).encode()
+    return hashlib.sha256(data).hexdigest()[:n]
+
+
+def n_jobs(params: dict) -> int:
+    """Worker count from ``jobs`` (0 or missing: all cores)."""
+    jobs = int(params.get("jobs", 0) or 0)
+    return jobs if jobs > 0 else (os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each pipeline stage writes (DESIGN.md "The pipeline"). All paths relative to ``root``."""
+
+    root: Path = Path("data")
+
+    @property
+    def problems(self) -> Path:
+        return self.root / "problems"
+
+    @property
+    def plans(self) -> Path:
+        return self.root / "plans"
+
+    @property
+    def trajectories(self) -> Path:
+        return self.root / "trajectories"
+
+    @property
+    def embeddings(self) -> Path:
+        return self.root / "embeddings"
+
+    @property
+    def models(self) -> Path:
+        return self.root / "models"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def cache(self) -> Path:
+        """Content-addressed caches that survive stage reruns (planner runs, text embeddings)."""
+        return self.root / "cache"

@@ -1,0 +1,149 @@
+"""Result records and crash-safe JSON-lines files.
+
+A *result record* is one JSON object per attempt of a method on one (problem, seed)
+(DESIGN.md, "Contracts: Result record"). Every metric of every report is computed from these
+records. Files are append-only JSON lines, flushed and fsynced per record, so a stage killed
+halfway loses at most the line it was writing; a truncated last line is dropped on read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+#: Outcomes of one attempt. Only ``solved`` with ``validated=True`` counts for coverage.
+OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "diverged")
+
+
+@dataclass
+class ResultRecord:
+    """One attempt of ``method`` on ``problem`` with ``seed``.
+
+    Fields: ``wall_time`` in seconds; ``peak_memory_mb`` in MiB or ``None`` if unknown;
+    ``plan`` is the list of ground actions as ``"(name obj ...)"``; ``validated`` is the verdict of
+    the independent validator named in ``validated_by`` (unified-planning's
+    SequentialPlanValidator); ``config_hash`` fingerprints the method params and inputs, so that a
+    resumed run only skips records made with the same configuration.
+    """
+
+    method: str
+    family: str
+    domain: str
+    split: str
+    problem: str
+    seed: int
+    outcome: str
+    plan_length: int | None = None
+    plan_cost: float | None = None
+    validated: bool = False
+    validated_by: str | None = None
+    validator_reason: str | None = None
+    wall_time: float = 0.0
+    peak_memory_mb: float | None = None
+    failure_reason: str | None = None
+    size: int | None = None
+    objects: int | None = None
+    config_hash: str = ""
+    plan: list[str] | None = None
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"outcome {self.outcome!r} is not one of {OUTCOMES}")
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        """Identity of the attempt for resuming: (domain, split, problem, seed)."""
+        return (self.domain, self.split, self.problem, self.seed)
+
+    @property
+    def counts_as_solved(self) -> bool:
+        """Coverage rule (DESIGN.md): solved *and* accepted by the independent validator."""
+        return self.outcome == "solved" and self.validated
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ResultRecord":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    """Read a JSON-lines file; a missing file is empty; a truncated *last* line is ignored.
+
+    Raises:
+        ValueError: a line other than the last is not valid JSON (names the file and line).
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    lines = path.read_text().splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if i == len(lines) - 1:
+                break  # interrupted write: drop the partial last line
+            raise ValueError(f"{path}:{i + 1}: not valid JSON: {exc}") from exc
+    return out
+
+
+class JsonlWriter:
+    """Append-only JSON-lines writer that flushes and fsyncs each line (crash-safe resume).
+
+    A partial last line left by a killed process is cut off when the file is opened.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair()
+        self._fh = self.path.open("a")
+
+    def _repair(self) -> None:
+        if not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            cut = data.rfind(b"\n") + 1
+            self.path.write_bytes(data[:cut])
+
+    def write(self, obj: dict) -> None:
+        self._fh.write(json.dumps(obj, sort_keys=True) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> "JsonlWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
+    """Write rows atomically (temp file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def iter_records(paths: Iterable[str | os.PathLike]) -> Iterator[ResultRecord]:
+    """Yield the :class:`ResultRecord` of every line of every file."""
+    for p in paths:
+        for row in read_jsonl(p):
+            yield ResultRecord.from_dict(row)
