@@ -1,0 +1,160 @@
+"""``planarena`` command line: the pipeline's stages for ad-hoc use (typer).
+
+Examples::
+
+    planarena generate-domain blocksworld --size 6 --count 2 --out /tmp/bw
+    planarena plan-problem domain.pddl problem.pddl --config astar_lmcut --time-limit 60
+    planarena validate domain.pddl problem.pddl plan.txt
+    planarena report                 # render reports/ from existing data/results
+    planarena stage plan             # run one DVC stage's code outside DVC
+    planarena methods                # list registered methods and their tasks
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Callable, Optional
+
+import typer
+
+from .config import ConfigError, Layout, load_params
+
+app = typer.Typer(help="planarena: benchmark and leaderboard harness for learned planning models.",
+                  no_args_is_help=True, add_completion=False)
+
+
+def stage_main(fn: Callable, *args, params_file: str = "params.yaml") -> None:
+    """Entry point of the scripts in ``stages/``: load params, run ``fn(params, Layout(), *args)``.
+
+    Expected input errors (bad params, malformed PDDL, missing suite directory) exit with status 1 and
+    a one-line message naming the file or param, instead of a traceback.
+    """
+    from .pddl import PDDLError
+
+    try:
+        fn(load_params(params_file), Layout(), *args)
+    except (ConfigError, PDDLError, FileNotFoundError, KeyError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"error: {msg}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+STAGES = {
+    "generate": "planarena.suites:run_stage",
+    "plan": "planarena.pipeline:run_plan_stage",
+    "trajectories": "planarena.pipeline:run_trajectories_stage",
+    "embed_wl": "planarena.embed_wl:run_stage",
+    "embed_text": "planarena.embed_text:run_stage",
+    "train": "planarena.evaluate:run_train_stage",
+    "evaluate": "planarena.evaluate:run_evaluate_stage",
+    "report": "planarena.report:run_stage",
+}
+
+
+@app.command()
+def stage(
+    name: str = typer.Argument(..., help=f"one of: {', '.join(STAGES)}"),
+    method: Optional[str] = typer.Argument(None, help="method name (train and evaluate only)"),
+    params: Path = typer.Option(Path("params.yaml"), help="params file"),
+) -> None:
+    """Run one pipeline stage's code directly (what `dvc repro <stage>` runs, without DVC's bookkeeping)."""
+    import importlib
+
+    if name not in STAGES:
+        raise typer.BadParameter(f"unknown stage {name!r}; stages: {', '.join(STAGES)}")
+    module, _, fn = STAGES[name].partition(":")
+    extra = [method] if name in ("train", "evaluate") else []
+    if name in ("train", "evaluate") and not method:
+        raise typer.BadParameter("train and evaluate need a method name")
+    stage_main(getattr(importlib.import_module(module), fn), *extra, params_file=str(params))
+
+
+@app.command("generate-domain")
+def generate_domain(
+    domain: str = typer.Argument(..., help="blocksworld | gripper | logistics | visitall"),
+    size: int = typer.Option(..., help="size parameter (blocks, balls, goals, cells)"),
+    count: int = typer.Option(1, help="problems to generate"),
+    seed: int = typer.Option(0, help="base seed"),
+    out: Path = typer.Option(Path("."), help="output directory"),
+) -> None:
+    """Generate problems of one domain (and its domain.pddl) with the built-in generators."""
+    from .suites import GENERATORS, _domain_text, _seed_for
+
+    if domain not in GENERATORS:
+        raise typer.BadParameter(f"unknown domain {domain!r}; known: {', '.join(sorted(GENERATORS))}")
+    gen, domain_res, size_param = GENERATORS[domain]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "domain.pddl").write_text(_domain_text(domain_res))
+    for i in range(count):
+        f = out / f"{domain}-{size_param}{size:03d}-{i}.pddl"
+        f.write_text(gen(size, _seed_for(seed, domain, "cli", size, i)))
+        typer.echo(str(f))
+
+
+@app.command("plan-problem")
+def plan_problem(
+    domain_file: Path,
+    problem_file: Path,
+    config: str = typer.Option("astar_lmcut", help="astar_lmcut | lama_first"),
+    time_limit: float = typer.Option(60.0, help="seconds"),
+    memory_limit_mb: int = typer.Option(4096, help="MiB"),
+    plan_file: Optional[Path] = typer.Option(None, help="write the plan here"),
+) -> None:
+    """Plan one problem with Fast Downward and validate the plan; prints a JSON record."""
+    from .planning import run_fast_downward
+    from .validation import validate_plan
+
+    res = run_fast_downward(config, domain_file, problem_file, time_limit, memory_limit_mb)
+    rec = res.to_dict()
+    if res.outcome == "solved":
+        v = validate_plan(domain_file, problem_file, res.plan)
+        rec.update(validated=v.valid, validator_reason=v.reason)
+        if plan_file:
+            plan_file.write_text("\n".join(res.plan) + "\n")
+    typer.echo(json.dumps(rec, indent=2))
+
+
+@app.command()
+def validate(domain_file: Path, problem_file: Path, plan_file: Path) -> None:
+    """Validate a plan file with unified-planning's SequentialPlanValidator (exit 1 if invalid)."""
+    from .pddl import read_plan_file
+    from .validation import validate_plan
+
+    v = validate_plan(domain_file, problem_file, read_plan_file(plan_file))
+    typer.echo("valid" if v.valid else f"invalid: {v.reason}")
+    raise typer.Exit(0 if v.valid else 1)
+
+
+@app.command()
+def report(params: Path = typer.Option(Path("params.yaml"), help="params file")) -> None:
+    """Render reports/leaderboard.md, metrics.json and plots from existing data/results."""
+    from .report import run_stage
+
+    stage_main(run_stage, params_file=str(params))
+    typer.echo("wrote reports/leaderboard.md")
+
+
+@app.command()
+def methods() -> None:
+    """List registered methods with their family and tasks."""
+    from .methods import REGISTRY, method_class
+
+    for name in sorted(REGISTRY):
+        cls = method_class(name)
+        typer.echo(f"{name:20s} {cls.family:32s} {','.join(sorted(cls.tasks))}")
+
+
+@app.command("show-params")
+def show_params(params: Path = typer.Option(Path("params.yaml"))) -> None:
+    """Print the resolved params (profile applied) as JSON."""
+    try:
+        typer.echo(json.dumps(load_params(params), indent=2))
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,648 @@
+"""``embed_wl`` stage: Weisfeiler-Leman (WL) histograms of every trajectory state, via wlplan.
+
+What it computes
+----------------
+Each state ``s`` of a problem with goal ``g`` is turned into its *Instance Learning Graph*
+``G_{s,g}`` (ILG; Chen, Trevizan, Thiebaux, "Return to Tradition: Learning Reliable Heuristics with
+Classical Machine Learning", ICAPS 2024): one node per object, one node per true atom and per goal
+atom, atom nodes coloured by (predicate, achieved/unachieved goal or non-goal), edges labelled by
+argument position. ``k`` rounds of WL colour refinement run on that graph and the histogram of the
+colours of all rounds is the embedding ``phi(s, g)`` in ``R^D``. ``D`` is the size of the colour
+vocabulary, collected once per domain on the **train split only**; at embedding time a colour that is
+not in the vocabulary is dropped, exactly as wlplan does (its occurrences are counted in
+``meta.json`` as ``unseen_colour_occurrences``). This is the representation of the state-centric
+transition-model paper (``../shared/papers/state-centric-transition-models.txt``, Section "State
+Encoding", Appendix E.2-E.4 and Appendix G "Stage 3: WL Feature Collection" / "Stage 4: Trajectory
+Embedding"): ILG, ``k = 2``, multiset hash, no pruning.
+
+All WL work is done by wlplan (``wlplan.feature_generator``): this module only turns the harness's
+atom strings into wlplan ``State``/``Problem`` objects, calls ``collect`` on the train dataset and
+``embed`` on batches, and stores the results.
+
+States and static atoms
+-----------------------
+Trajectory states hold the *fluent* atoms only (``data/trajectories`` format, see
+:mod:`planarena.trajectories`). wlplan's ILG draws nodes from the atoms of the ``State``; the
+``statics`` list of a wlplan ``Problem`` is not used by the ILG generator (wlplan 2.1.0, checked), and
+``wlplan.planning.parse_problem`` leaves it empty anyway. So the static atoms of the problem (the
+initial-state atoms whose predicate occurs in no action effect, read from the problem PDDL) are added
+to every state, as in the ILG paper where a state is the full set of true atoms. The ``static`` field
+of a trajectory is deliberately not used: pymimir writes type atoms there (``(object b1)``) whose
+predicates wlplan's domain does not have.
+
+Goals
+-----
+The paper embeds goals "analogously" to states (Appendix G, Stage 4) and writes ``phi(g)`` for the
+goal component. We take that literally: ``phi(g) = phi(G_{g,g})``, the ILG of the state made of the
+positive goal atoms (plus the static atoms) paired with the problem whose goal is ``g``. Every goal
+node is then an *achieved* goal, so ``phi(g)`` lives in the same colour space as the embedding of a
+goal state ``s_T`` (``s_T`` contains ``g``), which is what the transition models use it for: a fixed
+target/conditioning vector next to ``phi(s_t)``. Because the WL colours of such a graph (objects
+touched only by achieved-goal atoms) rarely occur in ordinary states, the train split's goal graphs
+are added to the vocabulary collection by default (``embed_wl.collect_goals: true``); still train
+split only. Set it to false to collect on train states alone.
+
+Histograms are raw colour counts (E.3: ``phi_i = Count(C^(k), c_i)``), stored as exact integers in
+``float32``. Stage 4 of the paper mentions "normalized" histograms: normalise in the consumer if a
+method wants it, so that one cache serves both.
+
+Outputs (``layout.embeddings / "wl" / <domain>/``)
+--------------------------------------------------
+``feature_generator.json``  wlplan's own ``save`` of the collected feature generator.
+``<split>.npz``             ``states`` (N, D) float32, one row per state of every trajectory in file
+                            order; ``traj_index`` (N,) int64, trajectory index within the split
+                            file; ``step`` (N,) int64, ``t`` of ``s_t``; ``goals`` (N_traj, D)
+                            float32; ``problems`` (N_traj,) str; ``problem_files`` (N_traj,) str
+                            (relative to ``data/problems``). Empty arrays with the right ``D`` when a
+                            split has no trajectories.
+``meta.json``               ``D``, settings, vocabulary size, train counts, per-split counts, dropped
+                            (unseen) colour occurrences, seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+import pddl
+import pddl.logic.base
+import pddl.logic.effects
+import pddl.logic.predicates
+import wlplan
+from tqdm import tqdm
+from wlplan.data import DomainDataset, ProblemDataset
+from wlplan.feature_generator import Features, init_feature_generator, load_feature_generator
+from wlplan.planning import Atom, Problem, State, to_wlplan_domain, to_wlplan_problem
+
+from . import config
+from .config import SPLITS, Layout
+from .problemset import ProblemSet
+from .trajectories import Trajectory, load_trajectories, trajectory_file
+
+#: Settings read from ``params["embed_wl"]`` and their defaults (paper Appendix E.4).
+DEFAULTS: dict = {
+    "graph": "ilg",
+    "iterations": 2,
+    "feature_algorithm": "wl",
+    "multiset_hash": True,
+    "pruning": "none",
+    "collect_goals": True,
+    "batch_states": 4096,
+}
+
+#: Embedding dtype: colour counts are exact integers in float32 up to 2**24.
+DTYPE = np.float32
+
+
+class WLEmbeddingError(ValueError):
+    """Input the WL stage cannot embed (bad PDDL, unknown predicate, missing train split).
+
+    The message names the offending file (and domain where there is one).
+    """
+
+
+def wl_settings(params: dict) -> dict:
+    """The ``embed_wl`` settings of ``params`` with :data:`DEFAULTS` filled in.
+
+    Raises:
+        config.ConfigError: ``iterations`` is not a non-negative integer or ``batch_states`` < 1.
+    """
+    out = {key: config.get(params, f"embed_wl.{key}", default) for key, default in DEFAULTS.items()}
+    try:
+        out["iterations"] = int(out["iterations"])
+        out["batch_states"] = int(out["batch_states"])
+    except (TypeError, ValueError) as exc:
+        raise config.ConfigError(f"params: `embed_wl.iterations`/`batch_states` must be integers: {exc}")
+    if out["iterations"] < 0:
+        raise config.ConfigError("params: `embed_wl.iterations` must be >= 0")
+    if out["batch_states"] < 1:
+        raise config.ConfigError("params: `embed_wl.batch_states` must be >= 1")
+    out["multiset_hash"] = bool(out["multiset_hash"])
+    out["collect_goals"] = bool(out["collect_goals"])
+    return out
+
+
+@contextlib.contextmanager
+def _native_stdout_silenced() -> Iterator[None]:
+    """Silence fd 1 while wlplan's C++ ``collect`` prints its per-iteration progress lines."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):  # no real fd 1 (embedded interpreter): let it print
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None).fflush(None)
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+# --------------------------------------------------------------------------------------- PDDL side
+
+
+def _effect_predicates(node, out: set[str]) -> None:
+    """Names of the predicates that an action effect (tree of pddl objects) adds or deletes."""
+    if isinstance(node, pddl.logic.predicates.Predicate):
+        out.add(node.name)
+    elif isinstance(node, pddl.logic.base.Not):
+        _effect_predicates(node.argument, out)
+    elif isinstance(node, (pddl.logic.effects.When, pddl.logic.effects.Forall)):
+        _effect_predicates(node.effect, out)
+    elif hasattr(node, "operands"):  # And, OneOf
+        for child in node.operands:
+            _effect_predicates(child, out)
+    # numeric effects (increase, ...) change functions, not predicates
+
+
+@dataclass
+class _ParsedProblem:
+    """A problem file parsed once: the wlplan Problem (objects, goal) and its static atoms."""
+
+    path: Path
+    problem: Problem
+    statics: list[Atom]
+    static_keys: frozenset[str]
+    objects: frozenset[str]
+
+
+class PDDLCache:
+    """Parses a domain once and each problem file once, and builds wlplan ``State`` objects.
+
+    Atom strings (``"(on b1 b2)"``, as pymimir prints them) are converted to wlplan ``Atom`` objects
+    once and cached, so embedding many states that share atoms costs little Python work.
+
+    Raises (on construction):
+        FileNotFoundError: the domain file does not exist.
+        WLEmbeddingError: the domain file is not PDDL that ``pddl`` (wlplan's parser) accepts.
+    """
+
+    def __init__(self, domain_file: str | os.PathLike):
+        self.domain_file = Path(domain_file)
+        if not self.domain_file.exists():
+            raise FileNotFoundError(f"{self.domain_file}: domain file not found")
+        try:
+            self.pddl_domain = pddl.parse_domain(str(self.domain_file))
+            self.domain = to_wlplan_domain(self.pddl_domain)
+        except Exception as exc:  # lark / pddl errors have many types
+            raise WLEmbeddingError(f"{self.domain_file}: cannot parse PDDL domain: {exc}") from exc
+        self.predicates = {p.name: p for p in self.domain.predicates}
+        fluent: set[str] = set()
+        for action in self.pddl_domain.actions:
+            _effect_predicates(action.effect, fluent)
+        #: Predicates that no action adds or deletes; their initial atoms are the static atoms.
+        self.static_predicates = frozenset(set(self.predicates) - fluent)
+        self._atoms: dict[str, Atom] = {}
+        self._problems: dict[str, _ParsedProblem] = {}
+
+    # atoms ---------------------------------------------------------------------------------------
+    def atom(self, text: str, where: str = "") -> Atom:
+        """The wlplan ``Atom`` for ``"(pred o1 o2)"`` (cached).
+
+        Raises:
+            WLEmbeddingError: malformed text, unknown predicate or wrong arity (names ``where``).
+        """
+        cached = self._atoms.get(text)
+        if cached is not None:
+            return cached
+        body = text.strip()
+        if not (body.startswith("(") and body.endswith(")")):
+            raise WLEmbeddingError(f"{where or self.domain_file}: malformed atom {text!r}")
+        parts = body[1:-1].split()
+        if not parts:
+            raise WLEmbeddingError(f"{where or self.domain_file}: empty atom {text!r}")
+        predicate = self.predicates.get(parts[0])
+        if predicate is None:
+            raise WLEmbeddingError(
+                f"{where or self.domain_file}: atom {text!r} uses predicate {parts[0]!r}, which "
+                f"{self.domain_file} does not declare (known: {sorted(self.predicates)})"
+            )
+        if predicate.arity != len(parts) - 1:
+            raise WLEmbeddingError(
+                f"{where or self.domain_file}: atom {text!r} has {len(parts) - 1} arguments, "
+                f"predicate {parts[0]!r} takes {predicate.arity}"
+            )
+        atom = Atom(predicate, parts[1:])
+        self._atoms[text] = atom
+        return atom
+
+    # problems ------------------------------------------------------------------------------------
+    def problem(self, problem_file: str | os.PathLike) -> _ParsedProblem:
+        """The parsed problem (cached by resolved path).
+
+        Raises:
+            FileNotFoundError: the problem file does not exist.
+            WLEmbeddingError: the file is not a PDDL problem of this domain.
+        """
+        path = Path(problem_file)
+        key = str(path.resolve())
+        hit = self._problems.get(key)
+        if hit is not None:
+            return hit
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: problem file not found")
+        try:
+            pddl_problem = pddl.parse_problem(str(path))
+            problem = to_wlplan_problem(self.pddl_domain, pddl_problem)
+        except Exception as exc:
+            raise WLEmbeddingError(
+                f"{path}: cannot parse PDDL problem (domain {self.domain_file}): {exc}"
+            ) from exc
+        statics: list[Atom] = []
+        keys: set[str] = set()
+        for init_atom in sorted(pddl_problem.init, key=repr):
+            if isinstance(init_atom, pddl.logic.predicates.Predicate) and (
+                init_atom.name in self.static_predicates
+            ):
+                text = "(" + " ".join([init_atom.name, *(t.name for t in init_atom.terms)]) + ")"
+                if text not in keys:
+                    keys.add(text)
+                    statics.append(self.atom(text, where=str(path)))
+        parsed = _ParsedProblem(
+            path=path,
+            problem=problem,
+            statics=statics,
+            static_keys=frozenset(keys),
+            objects=frozenset(problem.objects) | frozenset(problem.constant_objects),
+        )
+        self._problems[key] = parsed
+        return parsed
+
+    def state(self, parsed: _ParsedProblem, atoms: Iterable[str], where: str = "") -> State:
+        """wlplan ``State`` of the given fluent atoms plus the problem's static atoms.
+
+        An atom that is already static is not added twice.
+        """
+        extra = [self.atom(a, where) for a in atoms if a not in parsed.static_keys]
+        return State(parsed.statics + extra)
+
+    def goal_state(self, parsed: _ParsedProblem) -> State:
+        """The state made of the positive goal atoms (plus statics): its ILG is ``G_{g,g}``."""
+        return State(parsed.statics + list(parsed.problem.positive_goals))
+
+
+# ---------------------------------------------------------------------------------- the embedder
+
+
+class WLEmbedder:
+    """WL (ILG) embedder of one domain: a wlplan feature generator plus cached PDDL parsing.
+
+    Build it with :meth:`fit` (collect the vocabulary) or :meth:`load` (from the stage's
+    ``feature_generator.json``); then :meth:`embed_states` embeds any number of states of one
+    problem in one batched wlplan call, e.g. all successors of a state during neuro-symbolic decoding
+    (state-centric paper, Algorithm 1 / Appendix H). Nothing is parsed twice: the domain is parsed on
+    construction, each problem file the first time it is used.
+    """
+
+    def __init__(self, feature_generator: Features, pddl_cache: PDDLCache):
+        self.fg = feature_generator
+        self.pddl = pddl_cache
+
+    # construction --------------------------------------------------------------------------------
+    @classmethod
+    def load(
+        cls, feature_generator_file: str | os.PathLike, domain_file: str | os.PathLike
+    ) -> "WLEmbedder":
+        """Load a feature generator saved by the stage (or :meth:`save`) for ``domain_file``.
+
+        Raises:
+            FileNotFoundError: either file is missing.
+            WLEmbeddingError: the domain file cannot be parsed or the saved file cannot be loaded.
+        """
+        fg_path = Path(feature_generator_file)
+        if not fg_path.exists():
+            raise FileNotFoundError(f"{fg_path}: no WL feature generator; run `dvc repro embed_wl`")
+        cache = PDDLCache(domain_file)
+        try:
+            fg = load_feature_generator(str(fg_path), quiet=True)
+        except Exception as exc:
+            raise WLEmbeddingError(f"{fg_path}: cannot load wlplan feature generator: {exc}") from exc
+        return cls(fg, cache)
+
+    @classmethod
+    def for_domain(cls, layout: Layout, domain: str) -> "WLEmbedder":
+        """The embedder the stage wrote for ``domain`` under ``layout`` (see :meth:`load`)."""
+        return cls.load(
+            layout.embeddings / "wl" / domain / "feature_generator.json",
+            layout.problems / domain / "domain.pddl",
+        )
+
+    @classmethod
+    def fit(
+        cls,
+        domain_file: str | os.PathLike,
+        samples: Iterable[tuple[str | os.PathLike, Sequence[Sequence[str]]]],
+        settings: dict | None = None,
+        goal_problems: Iterable[str | os.PathLike] = (),
+    ) -> "WLEmbedder":
+        """Collect the WL colour vocabulary with wlplan on the given (train) states.
+
+        Args:
+            domain_file: the domain PDDL.
+            samples: ``(problem_file, states)`` pairs; each state is a list of fluent atom strings.
+            settings: :func:`wl_settings` output (defaults if ``None``).
+            goal_problems: problem files whose goal graph ``G_{g,g}`` is collected too.
+
+        Raises:
+            WLEmbeddingError: no states at all, bad PDDL or atoms (names the file), or wlplan rejects
+                the settings.
+        """
+        settings = {**DEFAULTS, **(settings or {})}
+        cache = PDDLCache(domain_file)
+        data = []
+        for problem_file, states in samples:
+            parsed = cache.problem(problem_file)
+            wl_states = [cache.state(parsed, s, where=str(problem_file)) for s in states]
+            if wl_states:
+                data.append(_problem_dataset(parsed, wl_states))
+        for problem_file in goal_problems:
+            parsed = cache.problem(problem_file)
+            data.append(_problem_dataset(parsed, [cache.goal_state(parsed)]))
+        if not data:
+            raise WLEmbeddingError(f"{domain_file}: no states to collect the WL vocabulary on")
+        try:
+            fg = init_feature_generator(
+                feature_algorithm=settings["feature_algorithm"],
+                domain=cache.domain,
+                graph_representation=settings["graph"],
+                iterations=int(settings["iterations"]),
+                pruning=settings["pruning"],
+                multiset_hash=bool(settings["multiset_hash"]),
+            )
+        except (ValueError, NotImplementedError) as exc:
+            raise WLEmbeddingError(f"params `embed_wl`: {exc}") from exc
+        with _native_stdout_silenced():
+            fg.collect(DomainDataset(cache.domain, data))
+        return cls(fg, cache)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the feature generator with wlplan's own ``save`` (JSON)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fg.save(str(path))
+
+    # properties ----------------------------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        """``D``: the number of features (vocabulary colours kept by wlplan)."""
+        return int(self.fg.get_n_features())
+
+    def unseen_counts(self) -> list[int]:
+        """Cumulative occurrences, per WL iteration, of colours dropped for not being in the vocabulary."""
+        return [int(x) for x in self.fg.get_unseen_counts()]
+
+    # embedding -----------------------------------------------------------------------------------
+    def embed_states(
+        self, problem_file: str | os.PathLike, states: Sequence[Sequence[str]]
+    ) -> np.ndarray:
+        """Embed states of one problem in ONE wlplan call.
+
+        Args:
+            problem_file: the problem PDDL the states belong to (objects, goal, static atoms).
+            states: each a list of fluent atom strings like ``"(on b1 b2)"``.
+
+        Returns:
+            ``(len(states), D)`` float32 array of WL colour counts of ``G_{s,g}``.
+
+        Raises:
+            WLEmbeddingError: an atom has an unknown predicate/object or wrong arity (names the file).
+        """
+        parsed = self.pddl.problem(problem_file)
+        where = str(problem_file)
+        wl_states = [self.pddl.state(parsed, s, where=where) for s in states]
+        return self._embed([(parsed, wl_states)], where)
+
+    def embed_goal(self, problem_file: str | os.PathLike) -> np.ndarray:
+        """``phi(g)``: the ``(D,)`` embedding of ``G_{g,g}`` for the problem's goal (module docs)."""
+        parsed = self.pddl.problem(problem_file)
+        return self._embed([(parsed, [self.pddl.goal_state(parsed)])], str(problem_file))[0]
+
+    def embed_goals(self, problem_files: Sequence[str | os.PathLike]) -> np.ndarray:
+        """``(len(problem_files), D)`` goal embeddings in one wlplan call."""
+        parsed = [self.pddl.problem(p) for p in problem_files]
+        return self._embed([(p, [self.pddl.goal_state(p)]) for p in parsed], "goals")
+
+    def embed_trajectories(
+        self, trajectories: Sequence[Trajectory], problems_root: str | os.PathLike, where: str = ""
+    ) -> np.ndarray:
+        """Embed every state of every trajectory, in order, in one wlplan call.
+
+        ``problem_file`` of each trajectory is resolved against ``problems_root``. Returns
+        ``(sum(len(t.states)), D)``.
+        """
+        batch = []
+        for traj in trajectories:
+            parsed = self.pddl.problem(Path(problems_root) / traj.problem_file)
+            label = f"{where or traj.split}: problem {traj.problem}"
+            batch.append((parsed, [self.pddl.state(parsed, s, where=label) for s in traj.states]))
+        return self._embed(batch, where)
+
+    def _embed(self, batch: list[tuple[_ParsedProblem, list[State]]], where: str) -> np.ndarray:
+        batch = [(p, s) for p, s in batch if s]
+        n = sum(len(s) for _, s in batch)
+        if n == 0:  # wlplan raises "No graphs to embed" on an empty dataset
+            return np.zeros((0, self.dim), dtype=DTYPE)
+        try:
+            data = [_problem_dataset(p, s) for p, s in batch]
+            rows = self.fg.embed(DomainDataset(self.pddl.domain, data))
+        except RuntimeError as exc:
+            raise WLEmbeddingError(f"{where}: wlplan cannot embed these states: {exc}") from exc
+        out = np.asarray(rows, dtype=DTYPE)
+        return out.reshape(n, self.dim)
+
+
+def _problem_dataset(parsed: _ParsedProblem, states: list[State]) -> ProblemDataset:
+    try:
+        return ProblemDataset(parsed.problem, states)
+    except RuntimeError as exc:  # wlplan's consistency check: unknown object, arity, ...
+        raise WLEmbeddingError(f"{parsed.path}: state does not fit this problem: {exc}") from exc
+
+
+# ------------------------------------------------------------------------------------- the stage
+
+
+def _splits(problem_set: ProblemSet, domain: str, traj_root: Path) -> list[str]:
+    """Splits of the manifest for ``domain`` plus any split that has a trajectory file."""
+    found = set(problem_set.splits(domain))
+    domain_dir = traj_root / domain
+    if domain_dir.is_dir():
+        found |= {p.stem for p in domain_dir.glob("*.jsonl")}
+    ordered = [s for s in SPLITS if s in found]
+    return ordered + sorted(found - set(SPLITS))
+
+
+def _chunks(trajs: list[Trajectory], max_states: int) -> Iterator[list[Trajectory]]:
+    """Consecutive groups of whole trajectories holding about ``max_states`` states."""
+    group: list[Trajectory] = []
+    size = 0
+    for t in trajs:
+        if group and size + len(t.states) > max_states:
+            yield group
+            group, size = [], 0
+        group.append(t)
+        size += len(t.states)
+    if group:
+        yield group
+
+
+def _save_npz(path: Path, **arrays: np.ndarray) -> None:
+    """Atomic ``np.savez_compressed`` (temp file + rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as fh:
+        np.savez_compressed(fh, **arrays)
+    tmp.replace(path)
+
+
+def embed_split(
+    embedder: WLEmbedder,
+    trajectories: list[Trajectory],
+    problems_root: str | os.PathLike,
+    batch_states: int = DEFAULTS["batch_states"],
+    where: str = "",
+) -> dict[str, np.ndarray]:
+    """The arrays of one ``<split>.npz`` (see module docs) for a list of trajectories.
+
+    States are embedded in batches of about ``batch_states`` (whole trajectories per batch, so memory
+    stays bounded); goals in one call. Empty input gives empty arrays with the right ``D``.
+    """
+    d = embedder.dim
+    parts = [
+        embedder.embed_trajectories(group, problems_root, where=where)
+        for group in _chunks(trajectories, batch_states)
+    ]
+    states = np.concatenate(parts, axis=0) if parts else np.zeros((0, d), dtype=DTYPE)
+    lengths = np.array([len(t.states) for t in trajectories], dtype=np.int64)
+    traj_index = np.repeat(np.arange(len(trajectories), dtype=np.int64), lengths)
+    step = (
+        np.concatenate([np.arange(n, dtype=np.int64) for n in lengths])
+        if len(lengths)
+        else np.zeros(0, dtype=np.int64)
+    )
+    problem_files = [str(Path(problems_root) / t.problem_file) for t in trajectories]
+    goals = embedder.embed_goals(problem_files) if trajectories else np.zeros((0, d), dtype=DTYPE)
+    return {
+        "states": states,
+        "traj_index": traj_index,
+        "step": step,
+        "goals": goals.astype(DTYPE, copy=False),
+        "problems": np.array([t.problem for t in trajectories], dtype=str),
+        "problem_files": np.array([t.problem_file for t in trajectories], dtype=str),
+    }
+
+
+def embed_domain(
+    problem_set: ProblemSet,
+    domain: str,
+    traj_root: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    settings: dict,
+) -> dict:
+    """Collect the vocabulary on ``domain``'s train trajectories and embed every split.
+
+    Writes ``feature_generator.json``, ``<split>.npz`` and ``meta.json`` into ``out_dir`` and returns
+    the meta dict.
+
+    Raises:
+        WLEmbeddingError: the train trajectory file is missing or holds no trajectory (names the
+            domain and the file), or a PDDL file / atom is bad (names the file).
+    """
+    start = time.perf_counter()
+    traj_root = Path(traj_root)
+    out_dir = Path(out_dir)
+    train_file = trajectory_file(traj_root, domain, "train")
+    if not train_file.exists():
+        raise WLEmbeddingError(
+            f"embed_wl: domain {domain!r}: train trajectories {train_file} not found; the WL "
+            "vocabulary is collected on the train split only (run `dvc repro trajectory`)"
+        )
+    train = load_trajectories(traj_root, domain, "train")
+    if not train:
+        raise WLEmbeddingError(
+            f"embed_wl: domain {domain!r}: {train_file} holds no trajectories; the WL vocabulary "
+            "is collected on the train split only"
+        )
+    root = problem_set.root
+    goal_files = sorted({str(root / t.problem_file) for t in train}) if settings["collect_goals"] else []
+    embedder = WLEmbedder.fit(
+        problem_set.domain_file(domain),
+        [(root / t.problem_file, t.states) for t in train],
+        settings,
+        goal_problems=goal_files,
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    embedder.save(out_dir / "feature_generator.json")
+    collect_seconds = time.perf_counter() - start
+
+    split_meta: dict[str, dict] = {}
+    splits = _splits(problem_set, domain, traj_root)
+    for split in tqdm(splits, desc=f"embed_wl {domain}", leave=False):
+        t0 = time.perf_counter()
+        trajs = train if split == "train" else load_trajectories(traj_root, domain, split)
+        before = embedder.unseen_counts()
+        arrays = embed_split(
+            embedder, trajs, root, settings["batch_states"], where=f"{domain}/{split}"
+        )
+        after = embedder.unseen_counts()
+        _save_npz(out_dir / f"{split}.npz", **arrays)
+        split_meta[split] = {
+            "trajectories": len(trajs),
+            "states": int(arrays["states"].shape[0]),
+            "unseen_colour_occurrences": [a - b for a, b in zip(after, before)],
+            "seconds": round(time.perf_counter() - t0, 4),
+        }
+
+    meta = {
+        "domain": domain,
+        "D": embedder.dim,
+        "vocabulary_size": int(embedder.fg.get_n_colours()),
+        "colours_per_iteration": [int(x) for x in embedder.fg.get_layer_to_n_colours()],
+        "graph": settings["graph"],
+        "iterations": int(settings["iterations"]),
+        "feature_algorithm": settings["feature_algorithm"],
+        "multiset_hash": bool(settings["multiset_hash"]),
+        "pruning": settings["pruning"],
+        "collect_goals": bool(settings["collect_goals"]),
+        "goal_embedding": "ILG of the state made of the positive goal atoms (G_{g,g})",
+        "histogram": "raw colour counts, float32",
+        "train_states": int(sum(len(t.states) for t in train)),
+        "train_trajectories": len(train),
+        "train_goals_collected": len(goal_files),
+        "splits": split_meta,
+        "wlplan_version": wlplan.__version__,
+        "collect_seconds": round(collect_seconds, 4),
+        "seconds": round(time.perf_counter() - start, 4),
+    }
+    (out_dir / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return meta
+
+
+def run_stage(params: dict, layout: Layout) -> None:
+    """DVC stage ``embed_wl``: WL histograms of all trajectories of all domains of the problem set.
+
+    Reads ``layout.problems`` (manifest, PDDL) and ``layout.trajectories/<domain>/<split>.jsonl``;
+    writes ``layout.embeddings/wl/<domain>/`` (module docs). Settings: ``params["embed_wl"]``, see
+    :data:`DEFAULTS`.
+
+    Raises:
+        FileNotFoundError: no problem manifest.
+        WLEmbeddingError: a domain has no train trajectories, or bad PDDL / atoms (names the file).
+        config.ConfigError: invalid ``embed_wl`` params.
+    """
+    settings = wl_settings(params)
+    problem_set = ProblemSet(layout.problems)
+    out_root = layout.embeddings / "wl"
+    for domain in tqdm(problem_set.domains, desc="embed_wl"):
+        embed_domain(problem_set, domain, layout.trajectories, out_root / domain, settings)

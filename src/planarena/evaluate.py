@@ -1,0 +1,160 @@
+"""The ``train`` and ``evaluate`` stages, one instance per method (``foreach`` over ``methods``).
+
+Evaluation writes ``data/results/<method>.jsonl``, one :class:`ResultRecord` per (problem, seed),
+appending and fsyncing each line. It is resumable: records already written *with the same config
+fingerprint* are skipped; records made under another configuration are dropped first. A method that
+raises is recorded as outcome ``error`` with the exception text, never a crashed stage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .config import Layout, get, n_jobs, stable_hash
+from .methods import Attempt, Method, PlanningTask, resolve
+from .problemset import ProblemEntry, ProblemSet
+from .records import JsonlWriter, ResultRecord, read_jsonl, write_jsonl
+from .validation import VALIDATOR_NAME, validate_plan
+
+
+def build_method(instance: str, params: dict, layout: Layout) -> Method:
+    """Instantiate ``methods.<instance>`` (raises KeyError listing valid names if unknown)."""
+    cls, config = resolve(instance, params)
+    return cls(instance, config, params, layout)
+
+
+def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
+    """Train one method and write ``data/models/<instance>/train.json`` (training facts + seconds).
+
+    A training run that raises is recorded in ``train.json`` with ``status: failed`` and the
+    traceback; the evaluate stage then records every attempt as ``error`` with that reason.
+    """
+    method = build_method(instance, params, layout)
+    model_dir = layout.models / instance
+    model_dir.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    try:
+        info = {"status": "ok", **(method.train(model_dir) or {})}
+    except Exception as exc:  # a diverged or broken training run is an outcome, not a crash
+        info = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+    info["train_time_s"] = info.get("train_time_s", round(time.perf_counter() - start, 3))
+    (model_dir / "train.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
+    print(f"train {instance}: {info['status']} in {info['train_time_s']} s")
+    return info
+
+
+def _manifest_digest(layout: Layout) -> str:
+    return hashlib.sha256((layout.problems / "manifest.jsonl").read_bytes()).hexdigest()[:12]
+
+
+def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
+    """Fingerprint of everything that changes this method's results: its params block, the params
+    keys it declares in ``uses_params``, the evaluation settings, the problem manifest and its
+    trained model's ``train.json``."""
+    train_json = layout.models / method.name / "train.json"
+    parts = {
+        "method": method.config,
+        "uses": {k: get(params, k, None) for k in method.uses_params},
+        "evaluation": {k: v for k, v in get(params, "evaluation").items() if k != "jobs"},
+        "manifest": _manifest_digest(layout),
+        # training facts minus timings: retraining to the same model keeps the records
+        "model": {k: v for k, v in json.loads(train_json.read_text()).items() if not k.endswith("_s")}
+        if train_json.exists() else None,
+    }
+    return stable_hash(parts)
+
+
+def _seeds(method: Method, params: dict) -> list[int]:
+    seeds = [int(s) for s in (method.config.get("seeds") or get(params, "evaluation.seeds"))]
+    return seeds if method.stochastic else seeds[:1]
+
+
+def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
+    """Evaluate one method on every problem of ``evaluation.splits`` for each seed (resumable)."""
+    ps = ProblemSet(layout.problems)
+    method = build_method(instance, params, layout)
+    model_dir = layout.models / instance
+    train_info = json.loads((model_dir / "train.json").read_text()) if (model_dir / "train.json").exists() else {}
+    if train_info.get("status", "ok") == "ok":
+        method.load(model_dir)
+    fingerprint = config_fingerprint(method, params, layout)
+    out = layout.results / f"{instance}.jsonl"
+
+    # keep only records of this configuration (atomically), then append
+    old = read_jsonl(out)
+    kept = [r for r in old if r.get("config_hash") == fingerprint]
+    if len(kept) != len(old):
+        write_jsonl(out, kept)
+    done = {(r["domain"], r["split"], r["problem"], r["seed"]) for r in kept}
+
+    splits = get(params, "evaluation.splits")
+    time_limit = float(method.config.get("time_limit", get(params, "evaluation.time_limit")))
+    todo: list[tuple[ProblemEntry, int]] = [
+        (e, seed)
+        for e in ps.entries
+        if e.split in splits
+        for seed in _seeds(method, params)
+        if (e.domain, e.split, e.problem, seed) not in done
+    ]
+    print(f"evaluate {instance}: {len(done)} records kept, {len(todo)} to run")
+
+    def attempt(item: tuple[ProblemEntry, int]) -> tuple[Attempt, float]:
+        entry, seed = item
+        if train_info.get("status", "ok") != "ok":
+            return Attempt("error", failure_reason=f"training failed: {train_info.get('reason')}"), 0.0
+        task = PlanningTask(entry, ps.domain_file(entry.domain), ps.problem_file(entry), time_limit)
+        start = time.perf_counter()
+        try:
+            res = method.solve(task, seed)
+        except Exception as exc:
+            res = Attempt("error", failure_reason=f"{type(exc).__name__}: {exc}")
+        return res, time.perf_counter() - start
+
+    with JsonlWriter(out) as writer:
+        if method.parallel:
+            pool = ThreadPoolExecutor(max_workers=n_jobs(params))
+            results = pool.map(attempt, todo)
+        else:
+            pool, results = None, map(attempt, todo)
+        for (entry, seed), (res, elapsed) in tqdm(zip(todo, results), total=len(todo), desc=f"evaluate {instance}"):
+            writer.write(_record(method, ps, entry, seed, res, elapsed, fingerprint).to_dict())
+        if pool:
+            pool.shutdown()
+    return out
+
+
+def _record(method: Method, ps: ProblemSet, entry: ProblemEntry, seed: int, res: Attempt,
+            elapsed: float, fingerprint: str) -> ResultRecord:
+    validated, reason, by = False, None, None
+    if res.outcome == "solved" and res.plan is not None:
+        verdict = validate_plan(ps.domain_file(entry.domain), ps.problem_file(entry), res.plan)
+        validated, reason, by = verdict.valid, verdict.reason, VALIDATOR_NAME
+    return ResultRecord(
+        method=method.name,
+        family=method.family,
+        domain=entry.domain,
+        split=entry.split,
+        problem=entry.problem,
+        seed=seed,
+        outcome=res.outcome,
+        plan_length=len(res.plan) if res.plan is not None else None,
+        plan_cost=float(len(res.plan)) if res.plan is not None else None,
+        validated=validated,
+        validated_by=by,
+        validator_reason=reason,
+        wall_time=round(res.wall_time if res.wall_time is not None else elapsed, 4),
+        peak_memory_mb=res.peak_memory_mb,
+        failure_reason=res.failure_reason,
+        size=entry.size,
+        objects=entry.objects,
+        config_hash=fingerprint,
+        plan=res.plan,
+        extra={"tasks": sorted(method.tasks), **res.extra},
+    )

@@ -1,0 +1,49 @@
+"""Method registry (DESIGN.md, "Method registry").
+
+Adding a method = one module under ``planarena/methods/``, one line in :data:`REGISTRY`, and one
+params block ``methods.<name>`` in ``params.yaml`` (the ``train`` and ``evaluate`` stages are
+``foreach`` over that params dict, so dvc.yaml needs no edit). A params block may set
+``method: <registry name>`` to run a registered class under another name with other settings
+(e.g. several configurations of one model).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import TASKS, Attempt, Method, PlanningTask
+
+#: name -> "module:Class" (imported lazily, so a method's heavy dependencies load only when used)
+REGISTRY: dict[str, str] = {
+    "fd_astar_lmcut": "planarena.methods.classical:FastDownwardAStarLMCut",
+    "fd_lama": "planarena.methods.classical:FastDownwardLAMA",
+    "random_walk": "planarena.methods.random_walk:RandomWalk",
+}
+
+
+def method_class(name: str) -> type[Method]:
+    """The class registered under ``name``.
+
+    Raises:
+        KeyError: unknown name; the message lists the registered names.
+    """
+    if name not in REGISTRY:
+        raise KeyError(f"unknown method {name!r}; registered methods: {', '.join(sorted(REGISTRY))}")
+    module, _, cls = REGISTRY[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def resolve(instance: str, params: dict) -> tuple[type[Method], dict]:
+    """Class and config block of the method instance ``methods.<instance>`` in ``params``.
+
+    Raises:
+        KeyError: no such params block (lists the configured ones) or unknown registry name.
+    """
+    blocks = params.get("methods") or {}
+    if instance not in blocks:
+        raise KeyError(f"params: no block `methods.{instance}`; configured: {', '.join(sorted(blocks))}")
+    config = dict(blocks[instance] or {})
+    return method_class(config.get("method", instance)), config
+
+
+__all__ = ["REGISTRY", "TASKS", "Attempt", "Method", "PlanningTask", "method_class", "resolve"]

@@ -1,0 +1,88 @@
+"""The method interface every planarena method implements (DESIGN.md, "Method registry").
+
+A method declares the tasks it supports (``plan``, ``rank_successors``, ``learn_schema``), learns in
+:meth:`Method.train` (called once per method by the ``train`` stage; may be a no-op) and is evaluated
+by the ``evaluate`` stage, which calls :meth:`Method.solve` once per (problem, seed), validates every
+plan independently and writes one :class:`planarena.records.ResultRecord` per attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from ..config import Layout
+from ..problemset import ProblemEntry
+
+TASKS = frozenset({"plan", "rank_successors", "learn_schema"})
+
+
+@dataclass(frozen=True)
+class PlanningTask:
+    """One problem to solve: its manifest entry, the PDDL files, and the wall-clock limit in seconds."""
+
+    entry: ProblemEntry
+    domain_file: Path
+    problem_file: Path
+    time_limit: float
+
+
+@dataclass
+class Attempt:
+    """What a method returns for one (problem, seed).
+
+    ``outcome`` is one of :data:`planarena.records.OUTCOMES`; ``plan`` is the list of ground actions
+    (``"(name obj ...)"``) when the method claims a plan (the harness validates it independently);
+    ``wall_time`` in seconds if the method measured it itself (else the harness's clock is used);
+    ``extra`` carries method-specific numbers (expansions, steps, ...) into the record.
+    """
+
+    outcome: str
+    plan: list[str] | None = None
+    failure_reason: str | None = None
+    wall_time: float | None = None
+    peak_memory_mb: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+class Method:
+    """Base class. Subclasses set the class attributes and implement :meth:`solve` (and :meth:`train`
+    if they learn).
+
+    Attributes:
+        family: the paper (file stem in ``../shared/papers``) or ``classical``.
+        tasks: subset of :data:`TASKS`.
+        stochastic: if False the method runs once (first evaluation seed) instead of once per seed.
+        parallel: if True the evaluator runs :meth:`solve` in ``jobs`` threads (for methods whose work
+            happens in subprocesses or releases the GIL).
+        uses_params: dotted params keys outside ``methods.<name>`` that change the method's results;
+            they enter the config fingerprint that decides which records a resumed run may keep.
+    """
+
+    family: ClassVar[str] = "unknown"
+    tasks: ClassVar[frozenset[str]] = frozenset({"plan"})
+    stochastic: ClassVar[bool] = True
+    parallel: ClassVar[bool] = False
+    uses_params: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, name: str, config: dict, params: dict, layout: Layout):
+        self.name = name
+        self.config = config
+        self.params = params
+        self.layout = layout
+
+    def train(self, model_dir: Path) -> dict:
+        """Learn from ``self.layout`` (trajectories, embeddings) and save to ``model_dir``.
+
+        Returns a dict of training facts for the report (e.g. ``train_time_s``, ``parameters``).
+        The default learns nothing.
+        """
+        return {"trained": False, "reason": "nothing to learn"}
+
+    def load(self, model_dir: Path) -> None:
+        """Load what :meth:`train` saved (default: nothing)."""
+
+    def solve(self, task: PlanningTask, seed: int) -> Attempt:
+        """Try to solve ``task``; must not raise for ordinary failures (return an outcome instead)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement the plan task")

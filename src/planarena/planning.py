@@ -1,0 +1,269 @@
+"""Fast Downward as a subprocess, with time and memory limits, a result cache and parallel runs.
+
+Fast Downward (Helmert 2006) comes from the ``up-fast-downward`` wheel; we call its driver script
+directly (``fast-downward.py``) so that limits, exit codes and statistics are ours to record.
+Configurations (params ``planners.<name>``):
+
+* ``astar_lmcut``: ``--search "astar(lmcut())"`` (optimal; the state-centric paper's Stage 1, 60 s).
+* ``lama_first``: ``--alias lama-first`` (satisficing; first plan of LAMA 2011).
+
+The state-centric paper (Stage 1, Appendix) falls back from A*+LM-cut (60 s) to a satisficing
+configuration (300 s) when A* fails; :func:`plan_with_fallback` does exactly that.
+
+Every run is cached under ``data/cache/fd/<sha>.json``, keyed by the domain and problem *texts*, the
+configuration and the planner version, so a killed or repeated stage never plans a problem twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Callable, Iterable
+
+from tqdm import tqdm
+
+#: Fast Downward exit codes (https://www.fast-downward.org/ExitCodes) -> our outcome names.
+EXIT_OUTCOMES = {
+    0: "solved",
+    1: "solved",
+    2: "solved",
+    3: "solved",
+    10: "unsolved",
+    11: "unsolved",
+    12: "unsolved",
+    20: "memout",
+    21: "timeout",
+    22: "memout",
+    23: "timeout",
+    24: "memout",
+}
+
+#: Search arguments for each known configuration name.
+CONFIGS = {
+    "astar_lmcut": ["--search", "astar(lmcut())"],
+    "lama_first": None,  # uses --alias lama-first
+}
+
+
+@dataclass
+class PlannerResult:
+    """One Fast Downward run.
+
+    ``outcome`` is one of solved/unsolved/timeout/memout/error; ``wall_time`` in seconds (of the
+    original run, also when served from cache); ``peak_memory_kb`` as printed by the search;
+    ``expansions`` states expanded (``None`` if the search did not report it).
+    """
+
+    config: str
+    outcome: str
+    plan: list[str] = field(default_factory=list)
+    cost: float | None = None
+    wall_time: float = 0.0
+    expansions: int | None = None
+    peak_memory_kb: int | None = None
+    exit_code: int | None = None
+    failure_reason: str | None = None
+    cached: bool = False
+
+    @property
+    def plan_length(self) -> int | None:
+        return len(self.plan) if self.outcome == "solved" else None
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["plan_length"] = self.plan_length
+        return d
+
+
+def driver_path() -> Path:
+    """Path of Fast Downward's driver script inside the up-fast-downward package."""
+    return Path(str(resources.files("up_fast_downward").joinpath("downward/fast-downward.py")))
+
+
+def planner_version() -> str:
+    try:
+        return "up-fast-downward " + metadata.version("up-fast-downward")
+    except metadata.PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
+def _command(config: str, domain: Path, problem: Path, plan_file: Path, time_limit: float, memory_mb: int) -> list[str]:
+    if config not in CONFIGS:
+        raise ValueError(f"unknown planner configuration {config!r}; known: {sorted(CONFIGS)}")
+    cmd = [
+        sys.executable,
+        str(driver_path()),
+        "--plan-file",
+        str(plan_file),
+        "--overall-time-limit",
+        f"{max(1, int(round(time_limit)))}s",
+        "--overall-memory-limit",
+        f"{int(memory_mb)}M",
+    ]
+    if config == "lama_first":
+        cmd += ["--alias", "lama-first", str(domain), str(problem)]
+    else:
+        cmd += [str(domain), str(problem), *CONFIGS[config]]
+    return cmd
+
+
+_EXPANDED = re.compile(r"Expanded (\d+) state")
+_PEAK = re.compile(r"Peak memory: (\d+) KB")
+_COST = re.compile(r";\s*cost\s*=\s*([\d.]+)")
+
+
+def run_fast_downward(
+    config: str,
+    domain: str | Path,
+    problem: str | Path,
+    time_limit: float,
+    memory_mb: int,
+) -> PlannerResult:
+    """Run one Fast Downward configuration on one problem (no cache).
+
+    A run past ``time_limit`` seconds (wall clock, enforced by the driver, with a 30 s hard kill as
+    a safety net) is a ``timeout`` outcome; past ``memory_mb`` MiB a ``memout``; never an exception.
+    """
+    domain, problem = Path(domain).resolve(), Path(problem).resolve()
+    with tempfile.TemporaryDirectory(prefix="planarena-fd-") as tmp:
+        plan_file = Path(tmp) / "plan"
+        cmd = _command(config, domain, problem, plan_file, time_limit, memory_mb)
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(
+                cmd, cwd=tmp, capture_output=True, text=True, timeout=time_limit + 30
+            )
+        except subprocess.TimeoutExpired:
+            return PlannerResult(config, "timeout", wall_time=time.perf_counter() - start,
+                                 failure_reason=f"killed after {time_limit + 30:.0f} s")
+        elapsed = time.perf_counter() - start
+        out = proc.stdout + proc.stderr
+        outcome = EXIT_OUTCOMES.get(proc.returncode, "error")
+        res = PlannerResult(config, outcome, wall_time=elapsed, exit_code=proc.returncode)
+        if m := _EXPANDED.findall(out):
+            res.expansions = int(m[-1])
+        if m := _PEAK.findall(out):
+            res.peak_memory_kb = int(m[-1])
+        if outcome == "solved":
+            files = sorted(Path(tmp).glob("plan*"))
+            if not files:
+                res.outcome, res.failure_reason = "error", "exit code 0 but no plan file written"
+                return res
+            text = files[-1].read_text()  # anytime configs write plan.1, plan.2, ...: keep the last
+            from .pddl import read_plan_file
+
+            res.plan = read_plan_file(files[-1])
+            cm = _COST.search(text)
+            res.cost = float(cm.group(1)) if cm else float(len(res.plan))
+        elif outcome == "error":
+            tail = "\n".join(out.strip().splitlines()[-5:])
+            res.failure_reason = f"exit code {proc.returncode}: {tail}"
+        elif outcome in ("timeout", "memout"):
+            res.failure_reason = f"{outcome} (limit {time_limit:.0f} s, {memory_mb} MiB)"
+        else:
+            res.failure_reason = "search space exhausted / unsolvable" if proc.returncode in (10, 11) else "incomplete search failed"
+        return res
+
+
+class PlannerCache:
+    """Content-addressed cache of :class:`PlannerResult` under ``root`` (one JSON file per run)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def key(config: str, domain: Path, problem: Path, time_limit: float, memory_mb: int) -> str:
+        h = hashlib.sha256()
+        for part in (config, str(time_limit), str(memory_mb), planner_version()):
+            h.update(part.encode() + b"\0")
+        h.update(Path(domain).read_bytes() + b"\0")
+        h.update(Path(problem).read_bytes())
+        return h.hexdigest()[:24]
+
+    def get(self, key: str) -> PlannerResult | None:
+        f = self.root / f"{key}.json"
+        if not f.exists():
+            return None
+        try:
+            d = json.loads(f.read_text())
+        except json.JSONDecodeError:
+            return None
+        d.pop("plan_length", None)
+        res = PlannerResult(**d)
+        res.cached = True
+        return res
+
+    def put(self, key: str, res: PlannerResult) -> None:
+        f = self.root / f"{key}.json"
+        tmp = f.with_suffix(".tmp")
+        tmp.write_text(json.dumps(res.to_dict()))
+        os.replace(tmp, f)
+
+
+def plan_cached(
+    config: str,
+    domain: str | Path,
+    problem: str | Path,
+    time_limit: float,
+    memory_mb: int,
+    cache: PlannerCache | None,
+) -> PlannerResult:
+    """:func:`run_fast_downward` through ``cache`` (if given). Errors are not cached."""
+    if cache is None:
+        return run_fast_downward(config, domain, problem, time_limit, memory_mb)
+    key = cache.key(config, Path(domain), Path(problem), time_limit, memory_mb)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    res = run_fast_downward(config, domain, problem, time_limit, memory_mb)
+    if res.outcome != "error":
+        cache.put(key, res)
+    return res
+
+
+def plan_with_fallback(
+    domain: str | Path,
+    problem: str | Path,
+    planners: dict,
+    cache: PlannerCache | None,
+) -> list[PlannerResult]:
+    """The state-centric paper's Stage 1: A*+LM-cut, then (if it did not solve) the fallback.
+
+    ``planners`` is ``params['planners']``: ``astar_lmcut`` and ``lama_first`` blocks with
+    ``time_limit`` (s) and ``memory_limit_mb``, and ``fallback`` (name of the fallback
+    configuration, or null to disable). Returns the attempts in order; the last solved one is kept.
+    """
+    attempts = []
+    primary = planners.get("primary", "astar_lmcut")
+    for name in [primary, planners.get("fallback")]:
+        if not name:
+            continue
+        cfg = planners[name]
+        res = plan_cached(name, domain, problem, float(cfg["time_limit"]), int(cfg["memory_limit_mb"]), cache)
+        attempts.append(res)
+        if res.outcome == "solved":
+            break
+    return attempts
+
+
+def run_parallel(fn: Callable, items: Iterable, jobs: int, desc: str) -> list:
+    """Apply ``fn`` to every item with ``jobs`` threads (the work is in subprocesses), with a progress
+    bar; results are returned in input order."""
+    items = list(items)
+    results: list = [None] * len(items)
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+        for fut in tqdm(as_completed(futures), total=len(futures), desc=desc):
+            results[futures[fut]] = fut.result()
+    return results

@@ -1,0 +1,280 @@
+"""Suites: produce ``data/problems`` from the built-in generators or from an external directory.
+
+* ``generated`` (default): Blocksworld, Gripper, Logistics and VisitAll problems from the offline
+  generators and domain files of ``pypddl-datasets`` (IPC generators ported to Python), with the
+  train / validation / interpolation / extrapolation size ranges of the Symmetry-Aware Transformer
+  splits (Fritzsche, Gestrin, Seipp, AAAI-26, Table C.1), scaled in count by the profile.
+* ``satr``: a directory laid out as ``<domain>/domain.pddl`` + ``<domain>/<split>/*.pddl``.
+* ``ipc2023``: the IPC 2023 Learning Track layout (``training/easy``, ``testing/{easy,medium,hard}``,
+  gzipped problems allowed).
+
+Every suite writes the same contract (:mod:`planarena.problemset`). External files are copied (and
+decompressed) into ``data/problems`` — a DVC output, never committed to git.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib
+import random
+import re
+import shutil
+from pathlib import Path
+from typing import Callable
+
+from tqdm import tqdm
+
+from .config import SPLITS, ConfigError, Layout, get
+from .pddl import PDDLError, count_objects, parse_check
+from .problemset import ProblemEntry
+from .records import write_jsonl
+
+GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
+
+# --------------------------------------------------------------------------------------------
+# Built-in generators: size parameter -> PDDL problem text. One function per domain.
+# --------------------------------------------------------------------------------------------
+
+
+def _gen_blocksworld(size: int, seed: int) -> str:
+    """``size`` blocks, uniform random initial state, random single-tower goal (IPC style)."""
+    mod = importlib.import_module(f"{GEN_ROOT}.blocks_4.generator")
+    return mod.make_problem(num_blocks=size, seed=seed, goal="tower")
+
+
+def _gen_gripper(size: int, seed: int) -> str:
+    """``size`` balls, all in room A, to room B (the family is deterministic; seed unused)."""
+    mod = importlib.import_module(f"{GEN_ROOT}.gripper.generator")
+    return mod.make_problem(num_balls=size)
+
+
+def _gen_logistics(size: int, seed: int) -> str:
+    """``size`` goals, IPC 2000 structure as in the SATr splits (``probLOGISTICS-<g>-<i>``):
+    ceil(g/3) cities (at least 2) with 2 locations each, 3 packages per city, one truck per city,
+    1 airplane up to 3 cities and 2 above."""
+    mod = importlib.import_module(f"{GEN_ROOT}.logistics.generator")
+    cities = max(2, -(-size // 3))
+    return mod.make_problem(
+        num_cities=cities,
+        city_size=2,
+        num_packages=3 * cities,
+        num_airplanes=1 if cities <= 3 else 2,
+        seed=seed,
+        num_trucks=cities,
+        num_goals=size,
+        style="00",
+    )
+
+
+def _grid_shapes(cells: int) -> list[tuple[int, int]]:
+    """All (width, height) with width * height == cells, most square first."""
+    shapes = [(w, cells // w) for w in range(1, cells + 1) if cells % w == 0]
+    return sorted(shapes, key=lambda wh: (abs(wh[0] - wh[1]), wh))
+
+
+def _gen_visitall(size: int, seed: int) -> str:
+    """``size`` cells: a w x h grid (w * h = size; shape drawn from the seed among the
+    factorisations, squarest first as in SATr's ``wXXhYY``), all cells goals, random start cell."""
+    mod = importlib.import_module(f"{GEN_ROOT}.visitall.generator")
+    shapes = _grid_shapes(size)
+    rng = random.Random(seed)
+    width, height = shapes[rng.randrange(min(len(shapes), 2))]
+    return mod.make_problem(width=width, height=height, goal_ratio=1.0, seed=seed)
+
+
+GENERATORS: dict[str, tuple[Callable[[int, int], str], str, str]] = {
+    # domain: (generator, domain file (package resource), size parameter name)
+    "blocksworld": (_gen_blocksworld, "blocks_4/domain.pddl", "blocks"),
+    "gripper": (_gen_gripper, "gripper/domain.pddl", "balls"),
+    "logistics": (_gen_logistics, "logistics/domain_logistics00.pddl", "goals"),
+    "visitall": (_gen_visitall, "visitall/domain.pddl", "cells"),
+}
+
+
+def _domain_text(resource: str) -> str:
+    """Text of a domain file shipped next to a pypddl-datasets generator (``<pkg>/<file>``)."""
+    pkg, _, name = resource.rpartition("/")
+    gen = importlib.import_module(f"{GEN_ROOT}.{pkg}.generator")
+    return (Path(gen.__file__).parent / name).read_text()
+
+
+def _seed_for(base_seed: int, domain: str, split: str, size: int, index: int) -> int:
+    """Deterministic per-problem seed, independent of the order in which problems are made."""
+    key = f"{base_seed}/{domain}/{split}/{size}/{index}"
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
+
+
+def generate_suite(params: dict, out: Path) -> list[ProblemEntry]:
+    """Write the ``generated`` suite to ``out`` and return its manifest entries.
+
+    Reads ``suites.generated.domains.<domain>.sizes.<split>`` (list of size values) and
+    ``suites.generated.domains.<domain>.count.<split>`` (problems per size), and ``seed``.
+    Duplicate problems (same text, e.g. Gripper, which has one problem per size) are written once.
+
+    Raises:
+        ConfigError: an unknown domain name (lists the known ones).
+    """
+    base_seed = int(get(params, "seed"))
+    domains_cfg = get(params, "suites.generated.domains")
+    entries: list[ProblemEntry] = []
+    for domain, cfg in domains_cfg.items():
+        if domain not in GENERATORS:
+            raise ConfigError(
+                f"params: suites.generated.domains.{domain}: no generator; known: {sorted(GENERATORS)}"
+            )
+        gen, domain_res, size_param = GENERATORS[domain]
+        (out / domain).mkdir(parents=True, exist_ok=True)
+        (out / domain / "domain.pddl").write_text(_domain_text(domain_res))
+        seen_texts: set[str] = set()
+        for split in SPLITS:
+            sizes = (cfg.get("sizes") or {}).get(split) or []
+            count = int((cfg.get("count") or {}).get(split, 1))
+            (out / domain / split).mkdir(parents=True, exist_ok=True)
+            for size in sizes:
+                for i in range(count):
+                    seed = _seed_for(base_seed, domain, split, size, i)
+                    text = gen(int(size), seed)
+                    if text in seen_texts:
+                        continue
+                    seen_texts.add(text)
+                    name = f"{domain}-{size_param}{int(size):03d}-{i}"
+                    rel = f"{domain}/{split}/{name}.pddl"
+                    (out / rel).write_text(text)
+                    entries.append(
+                        ProblemEntry(
+                            domain=domain,
+                            split=split,
+                            problem=name,
+                            path=rel,
+                            size_param=size_param,
+                            size=int(size),
+                            objects=count_objects(text),
+                            seed=seed,
+                            origin=f"{GEN_ROOT}.{domain_res.split('/')[0]}.generator",
+                        )
+                    )
+    return entries
+
+
+# --------------------------------------------------------------------------------------------
+# External suites
+# --------------------------------------------------------------------------------------------
+
+#: Split folders of each external layout: (folder relative to the domain dir, split name).
+LAYOUTS: dict[str, list[tuple[str, str]]] = {
+    "satr": [(s, s) for s in SPLITS],
+    "ipc2023": [
+        ("training/easy", "train"),
+        ("testing/easy", "test-easy"),
+        ("testing/medium", "test-medium"),
+        ("testing/hard", "test-hard"),
+    ],
+}
+
+_SIZE_RE = re.compile(r"(\d+)")
+
+
+def _size_from_name(name: str) -> int | None:
+    """First integer in a problem name (e.g. ``probBLOCKS-12-0`` -> 12, ``balls09`` -> 9)."""
+    m = _SIZE_RE.search(name)
+    return int(m.group(1)) if m else None
+
+
+def _read_problem(path: Path) -> str:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt") as fh:
+            return fh.read()
+    return path.read_text()
+
+
+def import_external(suite: str, params: dict, out: Path) -> list[ProblemEntry]:
+    """Copy an external suite (``suites.<suite>.path``) into ``out`` and return its entries.
+
+    Raises:
+        ConfigError: ``suites.<suite>.path`` is unset or not a directory (names the param), or a
+            listed domain folder has no ``domain.pddl``.
+    """
+    raw_path = get(params, f"suites.{suite}.path", None)
+    if not raw_path:
+        raise ConfigError(f"params: set `suites.{suite}.path` to the directory of the {suite} suite")
+    src = Path(raw_path).expanduser()
+    if not src.is_dir():
+        raise ConfigError(
+            f"params: suites.{suite}.path={raw_path!r} is not a directory; "
+            f"set `suites.{suite}.path` (e.g. dvc exp run -S suites.{suite}.path=/abs/dir)"
+        )
+    domains = get(params, f"suites.{suite}.domains", None) or sorted(
+        d.name for d in src.iterdir() if (d / "domain.pddl").exists()
+    )
+    limit = get(params, f"suites.{suite}.max_per_split", None)
+    entries: list[ProblemEntry] = []
+    for domain in domains:
+        ddir = src / domain
+        if not (ddir / "domain.pddl").exists():
+            raise ConfigError(f"{ddir / 'domain.pddl'}: missing (suites.{suite}.domains lists {domain!r})")
+        (out / domain).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ddir / "domain.pddl", out / domain / "domain.pddl")
+        for folder, split in LAYOUTS[suite]:
+            sdir = ddir / folder
+            files = sorted(
+                [p for p in sdir.glob("*.pddl")] + [p for p in sdir.glob("*.pddl.gz")]
+            ) if sdir.is_dir() else []
+            files.sort(key=lambda p: (_size_from_name(p.name) or 0, p.name))
+            if limit:
+                files = files[: int(limit)]
+            (out / domain / split).mkdir(parents=True, exist_ok=True)
+            for f in tqdm(files, desc=f"import {domain}/{split}", leave=False):
+                name = f.name.removesuffix(".gz").removesuffix(".pddl")
+                text = _read_problem(f)
+                rel = f"{domain}/{split}/{name}.pddl"
+                (out / rel).write_text(text)
+                entries.append(
+                    ProblemEntry(
+                        domain=domain,
+                        split=split,
+                        problem=name,
+                        path=rel,
+                        size_param="name",
+                        size=_size_from_name(name),
+                        objects=count_objects(text),
+                        seed=None,
+                        origin=str(f.relative_to(src)),
+                    )
+                )
+    return entries
+
+
+def run_stage(params: dict, layout: Layout) -> list[ProblemEntry]:
+    """The ``generate`` stage: build ``data/problems`` for ``params['suite']`` and check every file.
+
+    Every domain and problem is parsed once (pymimir) so that a malformed file stops the stage here
+    with its path and the parser's message, before any planner runs.
+
+    Raises:
+        ConfigError: unknown suite or bad suite params.
+        PDDLError: a domain or problem file does not parse (names the file).
+    """
+    suite = get(params, "suite")
+    out = layout.problems
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    if suite == "generated":
+        entries = generate_suite(params, out)
+    elif suite in LAYOUTS:
+        entries = import_external(suite, params, out)
+    else:
+        raise ConfigError(f"params: suite={suite!r} unknown; use one of ['generated', *{sorted(LAYOUTS)}]")
+    for e in tqdm(entries, desc="check PDDL", leave=False):
+        parse_check(out / e.domain / "domain.pddl", out / e.path)
+    write_jsonl(out / "manifest.jsonl", [e.to_dict() for e in entries])
+    counts: dict[tuple[str, str], int] = {}
+    for e in entries:
+        counts[(e.domain, e.split)] = counts.get((e.domain, e.split), 0) + 1
+    for (d, s), n in sorted(counts.items()):
+        print(f"generate: {d}/{s}: {n} problems")
+    return entries
+
+
+__all__ = ["generate_suite", "import_external", "run_stage", "GENERATORS", "LAYOUTS", "PDDLError"]
