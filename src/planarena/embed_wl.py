@@ -9,11 +9,12 @@ atom, atom nodes coloured by (predicate, achieved/unachieved goal or non-goal), 
 argument position. ``k`` rounds of WL colour refinement run on that graph and the histogram of the
 colours of all rounds is the embedding ``phi(s, g)`` in ``R^D``. ``D`` is the size of the colour
 vocabulary, collected once per domain on the **train split only**; at embedding time a colour that is
-not in the vocabulary is dropped, exactly as wlplan does (its occurrences are counted in
-``meta.json`` as ``unseen_colour_occurrences``). This is the representation of the state-centric
+not in the vocabulary is dropped, exactly as wlplan does (occurrences of dropped colours, per WL
+iteration, over the states and goals of a split, are in ``meta.json`` as
+``unseen_colour_occurrences``). This is the representation of the state-centric
 transition-model paper (``../shared/papers/state-centric-transition-models.txt``, Section "State
-Encoding", Appendix E.2-E.4 and Appendix G "Stage 3: WL Feature Collection" / "Stage 4: Trajectory
-Embedding"): ILG, ``k = 2``, multiset hash, no pruning.
+Encoding", Appendix E.2-E.4 and Appendix G.1 "Stage 3: WL Feature Collection" / "Stage 4:
+Trajectory Embedding"): ILG, ``k = 2``, multiset hash, no pruning.
 
 All WL work is done by wlplan (``wlplan.feature_generator``): this module only turns the harness's
 atom strings into wlplan ``State``/``Problem`` objects, calls ``collect`` on the train dataset and
@@ -32,7 +33,7 @@ predicates wlplan's domain does not have.
 
 Goals
 -----
-The paper embeds goals "analogously" to states (Appendix G, Stage 4) and writes ``phi(g)`` for the
+The paper embeds goals "analogously" to states (Appendix G.1, Stage 4) and writes ``phi(g)`` for the
 goal component. We take that literally: ``phi(g) = phi(G_{g,g})``, the ILG of the state made of the
 positive goal atoms (plus the static atoms) paired with the problem whose goal is ``g``. Every goal
 node is then an *achieved* goal, so ``phi(g)`` lives in the same colour space as the embedding of a
@@ -87,7 +88,9 @@ from .config import SPLITS, Layout
 from .problemset import ProblemSet
 from .trajectories import Trajectory, load_trajectories, trajectory_file
 
-#: Settings read from ``params["embed_wl"]`` and their defaults (paper Appendix E.4).
+#: Settings read from ``params["embed_wl"]`` and their defaults. ``multiset_hash: True`` and
+#: ``pruning: "none"`` follow the paper's Appendix E.4 (wlplan's own default is a *set* hash);
+#: ``batch_states`` bounds memory (states per wlplan call in the stage), it does not change results.
 DEFAULTS: dict = {
     "graph": "ilg",
     "iterations": 2,
@@ -120,7 +123,9 @@ def wl_settings(params: dict) -> dict:
         out["iterations"] = int(out["iterations"])
         out["batch_states"] = int(out["batch_states"])
     except (TypeError, ValueError) as exc:
-        raise config.ConfigError(f"params: `embed_wl.iterations`/`batch_states` must be integers: {exc}")
+        raise config.ConfigError(
+            f"params: `embed_wl.iterations` and `embed_wl.batch_states` must be integers: {exc}"
+        ) from exc
     if out["iterations"] < 0:
         raise config.ConfigError("params: `embed_wl.iterations` must be >= 0")
     if out["batch_states"] < 1:
@@ -136,7 +141,7 @@ def _native_stdout_silenced() -> Iterator[None]:
     try:
         sys.stdout.flush()
         saved = os.dup(1)
-    except (OSError, ValueError, AttributeError):  # no real fd 1 (embedded interpreter): let it print
+    except (OSError, ValueError, AttributeError):  # no real fd 1: let it print
         yield
         return
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -152,6 +157,26 @@ def _native_stdout_silenced() -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------------------- PDDL side
+
+_PROBLEM_PARSER = None
+
+
+def _parse_pddl_problem(path: Path):
+    """``pddl.parse_problem`` without rebuilding the Lark grammar on every call.
+
+    ``pddl.parse_problem`` (0.4.1) compiles its grammar each time (~0.1-0.2 s per file, which
+    dominated the stage); the compiled parser is kept and a fresh (stateful) transformer is made per
+    file. Falls back to ``pddl.parse_problem`` if pddl's internals move.
+    """
+    global _PROBLEM_PARSER
+    try:
+        from pddl.helpers.base import call_parser
+        from pddl.parser.problem import ProblemParser, ProblemTransformer
+    except ImportError:  # pragma: no cover - other pddl versions
+        return pddl.parse_problem(str(path))
+    if _PROBLEM_PARSER is None:
+        _PROBLEM_PARSER = ProblemParser()
+    return call_parser(path.read_text(), _PROBLEM_PARSER._parser, ProblemTransformer())
 
 
 def _effect_predicates(node, out: set[str]) -> None:
@@ -255,7 +280,7 @@ class PDDLCache:
         if not path.exists():
             raise FileNotFoundError(f"{path}: problem file not found")
         try:
-            pddl_problem = pddl.parse_problem(str(path))
+            pddl_problem = _parse_pddl_problem(path)
             problem = to_wlplan_problem(self.pddl_domain, pddl_problem)
         except Exception as exc:
             raise WLEmbeddingError(
@@ -302,9 +327,9 @@ class WLEmbedder:
 
     Build it with :meth:`fit` (collect the vocabulary) or :meth:`load` (from the stage's
     ``feature_generator.json``); then :meth:`embed_states` embeds any number of states of one
-    problem in one batched wlplan call, e.g. all successors of a state during neuro-symbolic decoding
-    (state-centric paper, Algorithm 1 / Appendix H). Nothing is parsed twice: the domain is parsed on
-    construction, each problem file the first time it is used.
+    problem in one batched wlplan call, e.g. all successors of a state during neuro-symbolic
+    decoding (state-centric paper, Algorithm 1 and Appendix G.3). Nothing is parsed twice: the
+    domain is parsed on construction, each problem file the first time it is used.
     """
 
     def __init__(self, feature_generator: Features, pddl_cache: PDDLCache):
@@ -329,7 +354,9 @@ class WLEmbedder:
         try:
             fg = load_feature_generator(str(fg_path), quiet=True)
         except Exception as exc:
-            raise WLEmbeddingError(f"{fg_path}: cannot load wlplan feature generator: {exc}") from exc
+            raise WLEmbeddingError(
+                f"{fg_path}: cannot load wlplan feature generator: {exc}"
+            ) from exc
         return cls(fg, cache)
 
     @classmethod
@@ -357,8 +384,8 @@ class WLEmbedder:
             goal_problems: problem files whose goal graph ``G_{g,g}`` is collected too.
 
         Raises:
-            WLEmbeddingError: no states at all, bad PDDL or atoms (names the file), or wlplan rejects
-                the settings.
+            WLEmbeddingError: no states at all, bad PDDL or atoms (names the file), or wlplan
+                rejects the settings.
         """
         settings = {**DEFAULTS, **(settings or {})}
         cache = PDDLCache(domain_file)
@@ -401,7 +428,7 @@ class WLEmbedder:
         return int(self.fg.get_n_features())
 
     def unseen_counts(self) -> list[int]:
-        """Cumulative occurrences, per WL iteration, of colours dropped for not being in the vocabulary."""
+        """Cumulative occurrences, per WL iteration, of colours dropped as not in the vocabulary."""
         return [int(x) for x in self.fg.get_unseen_counts()]
 
     # embedding -----------------------------------------------------------------------------------
@@ -418,7 +445,8 @@ class WLEmbedder:
             ``(len(states), D)`` float32 array of WL colour counts of ``G_{s,g}``.
 
         Raises:
-            WLEmbeddingError: an atom has an unknown predicate/object or wrong arity (names the file).
+            WLEmbeddingError: an atom has an unknown predicate or object, or a wrong arity (the
+                message names the file).
         """
         parsed = self.pddl.problem(problem_file)
         where = str(problem_file)
@@ -426,7 +454,7 @@ class WLEmbedder:
         return self._embed([(parsed, wl_states)], where)
 
     def embed_goal(self, problem_file: str | os.PathLike) -> np.ndarray:
-        """``phi(g)``: the ``(D,)`` embedding of ``G_{g,g}`` for the problem's goal (module docs)."""
+        """``phi(g)``: the ``(D,)`` embedding of ``G_{g,g}`` for the problem's goal (see module)."""
         parsed = self.pddl.problem(problem_file)
         return self._embed([(parsed, [self.pddl.goal_state(parsed)])], str(problem_file))[0]
 
@@ -515,8 +543,8 @@ def embed_split(
 ) -> dict[str, np.ndarray]:
     """The arrays of one ``<split>.npz`` (see module docs) for a list of trajectories.
 
-    States are embedded in batches of about ``batch_states`` (whole trajectories per batch, so memory
-    stays bounded); goals in one call. Empty input gives empty arrays with the right ``D``.
+    States are embedded in batches of about ``batch_states`` (whole trajectories per batch, so
+    memory stays bounded); goals in one call. Empty input gives empty arrays with the right ``D``.
     """
     d = embedder.dim
     parts = [
@@ -552,8 +580,8 @@ def embed_domain(
 ) -> dict:
     """Collect the vocabulary on ``domain``'s train trajectories and embed every split.
 
-    Writes ``feature_generator.json``, ``<split>.npz`` and ``meta.json`` into ``out_dir`` and returns
-    the meta dict.
+    Writes ``feature_generator.json``, ``<split>.npz`` and ``meta.json`` into ``out_dir`` and
+    returns the meta dict.
 
     Raises:
         WLEmbeddingError: the train trajectory file is missing or holds no trajectory (names the
@@ -575,7 +603,9 @@ def embed_domain(
             "is collected on the train split only"
         )
     root = problem_set.root
-    goal_files = sorted({str(root / t.problem_file) for t in train}) if settings["collect_goals"] else []
+    goal_files = (
+        sorted({str(root / t.problem_file) for t in train}) if settings["collect_goals"] else []
+    )
     embedder = WLEmbedder.fit(
         problem_set.domain_file(domain),
         [(root / t.problem_file, t.states) for t in train],

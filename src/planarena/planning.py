@@ -119,6 +119,7 @@ def _command(config: str, domain: Path, problem: Path, plan_file: Path, time_lim
 
 _EXPANDED = re.compile(r"Expanded (\d+) state")
 _PEAK = re.compile(r"Peak memory: (\d+) KB")
+_XCPU = re.compile(r"(translate|search) exit code: -24\b")
 _COST = re.compile(r";\s*cost\s*=\s*([\d.]+)")
 
 
@@ -149,6 +150,8 @@ def run_fast_downward(
         elapsed = time.perf_counter() - start
         out = proc.stdout + proc.stderr
         outcome = EXIT_OUTCOMES.get(proc.returncode, "error")
+        if outcome == "error" and (proc.returncode in (-24, 232) or _XCPU.search(out)):
+            outcome = "timeout"  # a component killed by SIGXCPU (CPU-time limit), e.g. the translator
         res = PlannerResult(config, outcome, wall_time=elapsed, exit_code=proc.returncode)
         if m := _EXPANDED.findall(out):
             res.expansions = int(m[-1])

@@ -1,0 +1,52 @@
+"""Shared fixtures: tiny hand-written PDDL, a smoke-sized generated suite, and paths to
+../shared/benchmarks (tests that need it skip with a reason when it is absent)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from planarena.config import Layout, load_params
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+TINY = FIXTURES / "tiny"
+SHARED_BENCHMARKS = ROOT.parent / "shared" / "benchmarks"
+
+
+def needs_shared(sub: str) -> Path:
+    """Path of ../shared/benchmarks/<sub>, or skip the test with a clear reason."""
+    path = SHARED_BENCHMARKS / sub
+    if not path.is_dir():
+        pytest.skip(f"{path} not present (real third-party benchmarks live in ../shared/benchmarks)")
+    return path
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Layout:
+    return Layout(root=tmp_path / "data")
+
+
+@pytest.fixture
+def smoke_params() -> dict:
+    """The repository's params.yaml resolved with the smoke profile (a fresh copy per test)."""
+    raw = load_params(ROOT / "params.yaml")  # default profile, to check the file parses
+    assert raw["profile"] == "default"
+    import yaml
+
+    from planarena.config import resolve_profile
+
+    doc = yaml.safe_load((ROOT / "params.yaml").read_text())
+    doc["profile"] = "smoke"
+    params = resolve_profile(doc)
+    params["jobs"] = 2
+    return copy.deepcopy(params)
+
+
+def only_domains(params: dict, *domains: str) -> dict:
+    """Restrict the generated suite to some domains (keeps tests fast)."""
+    doms = params["suites"]["generated"]["domains"]
+    params["suites"]["generated"]["domains"] = {d: doms[d] for d in domains}
+    return params

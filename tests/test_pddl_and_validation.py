@@ -1,0 +1,65 @@
+import pytest
+
+from planarena.pddl import (PDDLError, atoms_of, count_objects, goal_atoms, load_problem, normalise_action,
+                            read_plan_file, replay)
+from planarena.validation import validate_plan
+
+from conftest import TINY
+
+DOMAIN = str(TINY / "domain.pddl")
+THREE = str(TINY / "three.pddl")
+
+
+def test_malformed_problem_error_names_file_and_reason():
+    with pytest.raises(PDDLError) as err:
+        load_problem(DOMAIN, str(TINY / "malformed_problem.pddl"))
+    assert "malformed_problem.pddl" in str(err.value)
+    assert "ontablex" in str(err.value)
+
+
+def test_malformed_domain_error_names_file():
+    with pytest.raises(PDDLError, match="malformed_domain.pddl"):
+        load_problem(str(TINY / "malformed_domain.pddl"), THREE)
+
+
+def test_missing_file_error():
+    with pytest.raises(PDDLError, match="not found"):
+        load_problem(DOMAIN, str(TINY / "nope.pddl"))
+
+
+def test_count_objects_ignores_types():
+    assert count_objects("(define (problem p) (:objects a b - block c - ball) (:init))") == 3
+    assert count_objects((TINY / "three.pddl").read_text()) == 3
+
+
+def test_replay_reaches_goal_with_sorted_atoms():
+    problem = load_problem(DOMAIN, THREE)
+    states, ground = replay(problem, read_plan_file(TINY / "three.plan"))
+    assert len(states) == 5 and len(ground) == 4
+    assert problem.get_goal_condition().holds(states[-1])
+    first = atoms_of(states[0])
+    assert first == sorted(first)
+    assert "(on b a)" in first
+    assert goal_atoms(problem) == ["(on a b)", "(on b c)"]
+
+
+def test_replay_rejects_inapplicable_action_with_step():
+    problem = load_problem(DOMAIN, THREE)
+    with pytest.raises(PDDLError, match="step 0: action \\(pick-up a\\) is not applicable"):
+        replay(problem, ["(pick-up a)"])
+
+
+def test_normalise_action():
+    assert normalise_action(" (Pick-Up  B1) ") == "(pick-up b1)"
+    assert normalise_action("stack a b") == "(stack a b)"
+
+
+def test_validator_accepts_and_rejects_with_reasons():
+    plan = read_plan_file(TINY / "three.plan")
+    assert validate_plan(DOMAIN, THREE, plan).valid
+    short = validate_plan(DOMAIN, THREE, plan[:-1])
+    assert not short.valid and "UNSATISFIED_GOALS" in short.reason
+    bad = validate_plan(DOMAIN, THREE, ["(pick-up a)"])
+    assert not bad.valid and "INAPPLICABLE_ACTION" in bad.reason
+    unknown = validate_plan(DOMAIN, THREE, ["(fly a)"])
+    assert not unknown.valid and "fly" in unknown.reason

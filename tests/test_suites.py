@@ -1,0 +1,111 @@
+import gzip
+
+import pytest
+
+from planarena.config import ConfigError
+from planarena.pddl import PDDLError
+from planarena.problemset import ProblemSet
+from planarena.suites import run_stage
+
+from conftest import TINY, needs_shared, only_domains
+
+
+def test_generated_suite_is_deterministic_and_has_manifest(smoke_params, layout, tmp_path):
+    entries = run_stage(smoke_params, layout)
+    first = (layout.problems / "manifest.jsonl").read_bytes()
+    texts = {e.path: (layout.problems / e.path).read_text() for e in entries}
+    run_stage(smoke_params, layout)
+    assert (layout.problems / "manifest.jsonl").read_bytes() == first
+    assert {e.path: (layout.problems / e.path).read_text() for e in entries} == texts
+
+    ps = ProblemSet(layout.problems)
+    assert ps.domains == ["blocksworld", "gripper", "logistics", "visitall"]
+    cfg = smoke_params["suites"]["generated"]["domains"]
+    for e in ps.entries:
+        assert e.size in cfg[e.domain]["sizes"][e.split]
+        assert e.objects > 0 and e.seed is not None and e.origin.startswith("pypddl_datasets")
+    bw = [e for e in ps.entries if e.domain == "blocksworld"]
+    assert {e.objects for e in bw} == {e.size for e in bw}  # blocks are the only objects
+
+
+def test_another_seed_gives_other_problems(smoke_params, layout):
+    only_domains(smoke_params, "blocksworld")
+    a = run_stage(smoke_params, layout)
+    text_a = (layout.problems / a[0].path).read_text()
+    smoke_params["seed"] = 1
+    b = run_stage(smoke_params, layout)
+    assert (layout.problems / b[0].path).read_text() != text_a
+
+
+def test_unknown_generated_domain_is_a_config_error(smoke_params, layout):
+    smoke_params["suites"]["generated"]["domains"] = {"sokoban": {"sizes": {"train": [1]}}}
+    with pytest.raises(ConfigError, match="suites.generated.domains.sokoban"):
+        run_stage(smoke_params, layout)
+
+
+def test_missing_external_suite_dir_names_the_param(smoke_params, layout, tmp_path):
+    smoke_params["suite"] = "satr"
+    smoke_params["suites"]["satr"]["path"] = str(tmp_path / "absent")
+    with pytest.raises(ConfigError, match="suites.satr.path"):
+        run_stage(smoke_params, layout)
+    smoke_params["suites"]["satr"]["path"] = None
+    with pytest.raises(ConfigError, match="set `suites.satr.path`"):
+        run_stage(smoke_params, layout)
+
+
+def _fake_suite(root, problem_name="three.pddl", problem_text=None, gz=False):
+    d = root / "tiny"
+    (d / "train").mkdir(parents=True)
+    (d / "domain.pddl").write_text((TINY / "domain.pddl").read_text())
+    text = problem_text or (TINY / "three.pddl").read_text()
+    if gz:
+        with gzip.open(d / "train" / (problem_name + ".gz"), "wt") as fh:
+            fh.write(text)
+    else:
+        (d / "train" / problem_name).write_text(text)
+    return root
+
+
+def test_malformed_external_problem_stops_stage_naming_file(smoke_params, layout, tmp_path):
+    root = _fake_suite(tmp_path / "suite", "bad.pddl", (TINY / "malformed_problem.pddl").read_text())
+    smoke_params.update(suite="satr")
+    smoke_params["suites"]["satr"].update(path=str(root), domains=["tiny"])
+    with pytest.raises(PDDLError, match="bad.pddl"):
+        run_stage(smoke_params, layout)
+
+
+def test_ipc_layout_with_gzipped_problem(smoke_params, layout, tmp_path):
+    root = tmp_path / "ipc"
+    d = root / "tiny"
+    (d / "training" / "easy").mkdir(parents=True)
+    (d / "testing" / "hard").mkdir(parents=True)
+    (d / "domain.pddl").write_text((TINY / "domain.pddl").read_text())
+    (d / "training" / "easy" / "p01.pddl").write_text((TINY / "three.pddl").read_text())
+    with gzip.open(d / "testing" / "hard" / "p02.pddl.gz", "wt") as fh:
+        fh.write((TINY / "three.pddl").read_text())
+    smoke_params.update(suite="ipc2023")
+    smoke_params["suites"]["ipc2023"].update(path=str(root), domains=["tiny"], max_per_split=None)
+    entries = run_stage(smoke_params, layout)
+    assert sorted((e.split, e.problem) for e in entries) == [("test-hard", "p02"), ("train", "p01")]
+    assert (layout.problems / "tiny/test-hard/p02.pddl").read_text().startswith("; a on table")
+
+
+@pytest.mark.shared
+def test_real_satr_suite_imports(smoke_params, layout):
+    path = needs_shared("satr")
+    smoke_params.update(suite="satr")
+    smoke_params["suites"]["satr"].update(path=str(path), max_per_split=2)
+    entries = run_stage(smoke_params, layout)
+    ps = ProblemSet(layout.problems)
+    assert ps.domains == ["blocksworld", "gripper", "logistics", "visitall"]
+    assert {e.split for e in entries} == {"train", "validation", "interpolation", "extrapolation"}
+    assert all(e.objects > 0 for e in entries)
+
+
+@pytest.mark.shared
+def test_real_ipc2023_suite_imports_gzipped_rovers(smoke_params, layout):
+    path = needs_shared("ipc2023-learning")
+    smoke_params.update(suite="ipc2023")
+    smoke_params["suites"]["ipc2023"].update(path=str(path), domains=["rovers"], max_per_split=1)
+    entries = run_stage(smoke_params, layout)
+    assert {e.split for e in entries} == {"train", "test-easy", "test-medium", "test-hard"}
