@@ -1,4 +1,4 @@
-"""Tests of the report stage (planarena.report): coverage arithmetic, Problems, sections, outputs."""
+"""Tests of planarena.report: coverage arithmetic, Problems, section order, stage outputs."""
 
 from __future__ import annotations
 
@@ -40,20 +40,28 @@ def entry(domain: str, split: str, problem: str, size: int | None = None) -> Pro
     )
 
 
-def rec(method, domain, split, problem, seed, outcome="solved", validated=None, **kw) -> ResultRecord:
+def rec(
+    method, domain, split, problem, seed, outcome="solved", validated=None, **kw
+) -> ResultRecord:
     if validated is None:
         validated = outcome == "solved"
     kw.setdefault("validated_by", "unified-planning" if outcome == "solved" else None)
     kw.setdefault("family", "test-family")
     kw.setdefault("wall_time", 1.0)
     return ResultRecord(
-        method=method, domain=domain, split=split, problem=problem, seed=seed,
-        outcome=outcome, validated=validated, **kw,
+        method=method,
+        domain=domain,
+        split=split,
+        problem=problem,
+        seed=seed,
+        outcome=outcome,
+        validated=validated,
+        **kw,
     )
 
 
 def manifest_3() -> list[ProblemEntry]:
-    """blocksworld: 3 validation, 2 extrapolation instances; gripper: 1 validation, 0 extrapolation."""
+    """blocksworld: 3 validation, 2 extrapolation; gripper: 1 validation, 0 extrapolation."""
     return [
         entry("blocksworld", "validation", "p1", 4),
         entry("blocksworld", "validation", "p2", 5),
@@ -130,14 +138,29 @@ def test_missing_records_count_as_unsolved_and_other_splits_show_dash():
 def test_validator_rejected_plan_never_counts_and_is_listed_with_reason():
     records = [
         rec("m", "blocksworld", "validation", "p1", 0),
-        rec("m", "blocksworld", "validation", "p2", 0, "solved", validated=False,
-            validator_reason="precondition of (stack b1 b2) not satisfied at step 3"),
+        rec(
+            "m",
+            "blocksworld",
+            "validation",
+            "p2",
+            0,
+            "solved",
+            validated=False,
+            validator_reason="precondition of (stack b1 b2) not satisfied at step 3",
+        ),
         rec("m", "blocksworld", "validation", "p3", 0, "unsolved"),
     ]
     plans = [
-        {"domain": "blocksworld", "split": "validation", "problem": "p1", "outcome": "solved",
-         "planner": "lama_first", "validated": False, "validator_reason": "goal not reached",
-         "attempts": []},
+        {
+            "domain": "blocksworld",
+            "split": "validation",
+            "problem": "p1",
+            "outcome": "solved",
+            "planner": "lama_first",
+            "validated": False,
+            "validator_reason": "goal not reached",
+            "attempts": [],
+        },
     ]
     cov = report.coverage_table(records, manifest_3())
     val = cov[(cov.domain == "blocksworld") & (cov.split == "validation")].iloc[0]
@@ -150,14 +173,25 @@ def test_validator_rejected_plan_never_counts_and_is_listed_with_reason():
     detail = section(md, "Per-domain detail")
     assert "1/3, TO 0" in detail  # method: 1 of 3 attempts solved+validated
     assert "0/1, TO 0" in detail  # plan stage: its rejected plan is not solved
-    assert report.build_metrics(report.analyse(report.ReportInputs(records, plans, manifest_3())))[
-        "problems"
-    ]["rejected_plans"] == 2
+    assert (
+        report.build_metrics(report.analyse(report.ReportInputs(records, plans, manifest_3())))[
+            "problems"
+        ]["rejected_plans"]
+        == 2
+    )
 
 
 def test_errors_and_diverged_runs_are_listed_with_failure_reason():
     records = seeds_2_1_3() + [
-        rec("m", "blocksworld", "extrapolation", "q1", 0, "error", failure_reason="CUDA out of memory | oops"),
+        rec(
+            "m",
+            "blocksworld",
+            "extrapolation",
+            "q1",
+            0,
+            "error",
+            failure_reason="CUDA out of memory | oops",
+        ),
         rec("m", "blocksworld", "extrapolation", "q2", 0, "diverged"),
     ]
     problems = section(render(records, manifest_3()), "Problems")
@@ -182,11 +216,26 @@ def test_empty_split_is_reported_as_no_instances_without_division_by_zero():
 
 def test_plan_stage_timeouts_summarised_per_domain_split():
     plans = [
-        {"domain": "blocksworld", "split": "extrapolation", "problem": "q1", "outcome": "timeout",
-         "planner": None, "validated": False,
-         "attempts": [{"config": "astar_lmcut", "outcome": "timeout", "failure_reason": "time limit 60 s"}]},
-        {"domain": "blocksworld", "split": "validation", "problem": "p1", "outcome": "solved",
-         "planner": "astar_lmcut", "validated": True, "attempts": []},
+        {
+            "domain": "blocksworld",
+            "split": "extrapolation",
+            "problem": "q1",
+            "outcome": "timeout",
+            "planner": None,
+            "validated": False,
+            "attempts": [
+                {"config": "astar_lmcut", "outcome": "timeout", "failure_reason": "time limit 60 s"}
+            ],
+        },
+        {
+            "domain": "blocksworld",
+            "split": "validation",
+            "problem": "p1",
+            "outcome": "solved",
+            "planner": "astar_lmcut",
+            "validated": True,
+            "attempts": [],
+        },
     ]
     problems = section(render([], manifest_3(), plans), "Problems")
     assert "time limit 60 s" in problems
@@ -209,9 +258,8 @@ def test_best_in_bold_picks_maximum_and_all_ties():
             for p in ("p1", "p2", "p3")
         ]
     cov_md = section(render(records, manifest_3()), "Coverage")
-    line = next(l for l in cov_md.splitlines() if "| validation" in l and "blocksworld" in l)
-    assert line.count("**0.67 ± 0.00 (n=3)**") == 2
-    assert "| 0.33 ± 0.00 (n=3)" in line
+    row = next(r for r in table_rows(cov_md) if r[:2] == ["blocksworld", "validation"])
+    assert row[2:] == ["0.33 ± 0.00 (n=3)", "**0.67 ± 0.00 (n=3)**", "**0.67 ± 0.00 (n=3)**"]
     assert "**Sum**" in cov_md
 
 
@@ -220,10 +268,17 @@ def test_best_in_bold_picks_maximum_and_all_ties():
 
 def test_sections_in_design_order_and_hitk_not_faked():
     md = render(seeds_2_1_3(), manifest_3())
-    titles = [l[3:] for l in md.splitlines() if l.startswith("## ")]
+    titles = [line[3:] for line in md.splitlines() if line.startswith("## ")]
     assert titles == [
-        "Problems", "Info", "Coverage", "Hit@k", "Schema learning", "Cost",
-        "Per-domain detail", "Published reference rows", "Plots",
+        "Problems",
+        "Info",
+        "Coverage",
+        "Hit@k",
+        "Schema learning",
+        "Cost",
+        "Per-domain detail",
+        "Published reference rows",
+        "Plots",
     ]
     hitk = section(md, "Hit@k")
     assert "No `rank_successors` method has results yet" in hitk and "|" not in hitk
@@ -232,8 +287,15 @@ def test_sections_in_design_order_and_hitk_not_faked():
 
 def test_hitk_rendered_from_rank_successors_records_and_kept_out_of_coverage():
     records = seeds_2_1_3() + [
-        rec("embedplan", "blocksworld", "validation", p, s, "unsolved",
-            extra={"protocol": "interp", "hit@1": h, "hit@5": 1.0})
+        rec(
+            "embedplan",
+            "blocksworld",
+            "validation",
+            p,
+            s,
+            "unsolved",
+            extra={"protocol": "interp", "hit@1": h, "hit@5": 1.0},
+        )
         for s, h in ((0, 0.5), (1, 1.0))
         for p in ("p1", "p2")
     ]
@@ -288,7 +350,9 @@ def test_published_rows_only_in_their_own_labelled_section():
 
 def write_inputs(tmp_path, records, plans=(), manifest=None) -> Layout:
     layout = Layout(root=tmp_path / "data")
-    write_jsonl(layout.problems / "manifest.jsonl", [e.to_dict() for e in (manifest or manifest_3())])
+    write_jsonl(
+        layout.problems / "manifest.jsonl", [e.to_dict() for e in (manifest or manifest_3())]
+    )
     by_method: dict[str, list[dict]] = {}
     for r in records:
         by_method.setdefault(r.method, []).append(r.to_dict())
@@ -299,12 +363,24 @@ def write_inputs(tmp_path, records, plans=(), manifest=None) -> Layout:
 
 
 def test_run_stage_writes_outputs_deterministically(tmp_path):
-    records = seeds_2_1_3("wl_xgb") + seeds_2_1_3("astar") + [
-        rec("wl_xgb", "blocksworld", "extrapolation", q, s, "solved" if q == "q1" else "timeout")
-        for q in ("q1", "q2") for s in (0, 1, 2)
-    ]
+    records = (
+        seeds_2_1_3("wl_xgb")
+        + seeds_2_1_3("astar")
+        + [
+            rec(
+                "wl_xgb", "blocksworld", "extrapolation", q, s, "solved" if q == "q1" else "timeout"
+            )
+            for q in ("q1", "q2")
+            for s in (0, 1, 2)
+        ]
+    )
     layout = write_inputs(tmp_path, records)
-    params = {"profile": "smoke", "suite": "generated", "domains": ["blocksworld", "gripper", "logistics"]}
+    params = {
+        "profile": "smoke",
+        "suite": "generated",
+        "suites": {"generated": {"domains": {"blocksworld": {}, "gripper": {}, "logistics": {}}}},
+        "evaluation": {"splits": ["validation", "extrapolation"]},
+    }
     out = tmp_path / "reports"
     report.run_stage(params, layout, out)
     md1 = (out / "leaderboard.md").read_bytes()
@@ -316,7 +392,10 @@ def test_run_stage_writes_outputs_deterministically(tmp_path):
 
     metrics = json.loads(metrics1)
     assert set(metrics) == {"coverage", "coverage_sum", "problems"}
-    assert metrics["coverage"]["wl_xgb"]["blocksworld"] == {"validation": 0.6667, "extrapolation": 0.5}
+    assert metrics["coverage"]["wl_xgb"]["blocksworld"] == {
+        "validation": 0.6667,
+        "extrapolation": 0.5,
+    }
     assert "extrapolation" not in metrics["coverage"]["astar"]["blocksworld"]
     assert metrics["coverage_sum"]["wl_xgb"] == pytest.approx((2 + 1) / 5, abs=1e-4)
     assert metrics["problems"] == {"error": 0, "diverged": 0, "rejected_plans": 0}
@@ -364,3 +443,24 @@ def test_superseded_records_use_the_last_line():
     cov = report.coverage_table([first, second], manifest_3())
     assert cov[(cov.domain == "blocksworld") & (cov.split == "validation")].iloc[0].solved == (1,)
     assert "1 superseded record(s)" in section(render([first, second], manifest_3()), "Problems")
+
+
+def test_record_task_from_extra():
+    assert report.record_task(rec("m", "d", "s", "p", 0)) == "plan"
+    assert report.record_task(rec("m", "d", "s", "p", 0, extra={"tasks": ["plan", "x"]})) == "plan"
+    only_rank = rec("m", "d", "s", "p", 0, extra={"tasks": ["rank_successors"]})
+    assert report.record_task(only_rank) == "rank_successors"
+    assert report.record_task(rec("m", "d", "s", "p", 0, extra={"hit@1": 0.5})) == "rank_successors"
+    schema = rec("m", "d", "s", "p", 0, extra={"task": "learn_schema"})
+    assert report.record_task(schema) == "learn_schema"
+
+
+def test_declared_domains_and_splits_from_params():
+    params = {
+        "suite": "satr",
+        "suites": {"satr": {"domains": ["gripper", "visitall"]}, "generated": {"domains": {}}},
+        "evaluation": {"splits": ["validation", "extrapolation"]},
+    }
+    assert report.declared_domains(params) == ("gripper", "visitall")
+    assert report.declared_splits(params) == ("validation", "extrapolation")
+    assert report.declared_domains({}) == () and report.declared_splits({}) == ()

@@ -85,6 +85,9 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     if train_info.get("status", "ok") == "ok":
         method.load(model_dir)
     fingerprint = config_fingerprint(method, params, layout)
+    # training facts the report's cost table shows (only for methods that learned something)
+    train_facts = {k: train_info[k] for k in ("train_time_s", "parameters", "tree_nodes")
+                   if k in train_info and train_info.get("trained", True)}
     out = layout.results / f"{instance}.jsonl"
 
     # keep only records of this configuration (atomically), then append
@@ -124,14 +127,14 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
         else:
             pool, results = None, map(attempt, todo)
         for (entry, seed), (res, elapsed) in tqdm(zip(todo, results), total=len(todo), desc=f"evaluate {instance}"):
-            writer.write(_record(method, ps, entry, seed, res, elapsed, fingerprint).to_dict())
+            writer.write(_record(method, ps, entry, seed, res, elapsed, fingerprint, train_facts).to_dict())
         if pool:
             pool.shutdown()
     return out
 
 
 def _record(method: Method, ps: ProblemSet, entry: ProblemEntry, seed: int, res: Attempt,
-            elapsed: float, fingerprint: str) -> ResultRecord:
+            elapsed: float, fingerprint: str, train_facts: dict) -> ResultRecord:
     validated, reason, by = False, None, None
     if res.outcome == "solved" and res.plan is not None:
         verdict = validate_plan(ps.domain_file(entry.domain), ps.problem_file(entry), res.plan)
@@ -156,5 +159,5 @@ def _record(method: Method, ps: ProblemSet, entry: ProblemEntry, seed: int, res:
         objects=entry.objects,
         config_hash=fingerprint,
         plan=res.plan,
-        extra={"tasks": sorted(method.tasks), **res.extra},
+        extra={"tasks": sorted(method.tasks), **train_facts, **res.extra},
     )

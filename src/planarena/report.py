@@ -41,7 +41,7 @@ import platform
 import re
 import subprocess
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -130,10 +130,11 @@ class ReportInputs:
     manifest: list[ProblemEntry]
     domains: tuple[str, ...] = ()
     splits: tuple[str, ...] = ()
-    result_files: tuple[str, ...] = field(default_factory=tuple)
 
 
-def load_inputs(layout: Layout, domains: Sequence[str] = (), splits: Sequence[str] = ()) -> ReportInputs:
+def load_inputs(
+    layout: Layout, domains: Sequence[str] = (), splits: Sequence[str] = ()
+) -> ReportInputs:
     """Read results, planning-stage records and the manifest from ``layout``.
 
     Raises:
@@ -150,22 +151,35 @@ def load_inputs(layout: Layout, domains: Sequence[str] = (), splits: Sequence[st
         manifest=list(problems.entries),
         domains=tuple(domains),
         splits=tuple(splits),
-        result_files=tuple(str(f) for f in files),
     )
 
 
-def declared_names(params: Mapping, key: str) -> tuple[str, ...]:
-    """Names declared under ``params[key]`` when it is a list of names or a mapping keyed by name.
-
-    Used for ``domains`` and ``splits`` so that a domain or split that produced zero problems still
-    appears (as "no instances"); anything else under that key is ignored.
-    """
-    value = params.get(key)
+def declared_names(node: Any, key: str) -> tuple[str, ...]:
+    """Names declared under ``node[key]`` when it is a list of names or a mapping keyed by name;
+    ``()`` for anything else."""
+    value = node.get(key) if isinstance(node, Mapping) else None
     if isinstance(value, Mapping):
         return tuple(str(k) for k in value)
     if isinstance(value, (list, tuple)):
         return tuple(str(v) for v in value if isinstance(v, (str, int)))
     return ()
+
+
+def declared_domains(params: Mapping) -> tuple[str, ...]:
+    """Domains of the selected suite: ``suites.<suite>.domains`` (list, or mapping keyed by name).
+
+    So that a domain that produced zero problems still appears, as "no instances".
+    """
+    suite = params.get("suite")
+    suites = params.get("suites")
+    if isinstance(suite, str) and isinstance(suites, Mapping):
+        return declared_names(suites.get(suite), "domains")
+    return ()
+
+
+def declared_splits(params: Mapping) -> tuple[str, ...]:
+    """Splits methods are asked to run on (``evaluation.splits``); an empty one is reported."""
+    return declared_names(params.get("evaluation"), "splits")
 
 
 def _entries(manifest: Iterable[ProblemEntry | Mapping]) -> list[ProblemEntry]:
@@ -181,10 +195,11 @@ def split_sort_key(split: str) -> tuple[int, str]:
 
 
 def record_task(rec: ResultRecord) -> str:
-    """The task a record belongs to (DESIGN.md "Method registry": plan, rank_successors, learn_schema).
+    """The task of a record: plan, rank_successors or learn_schema (DESIGN.md "Method registry").
 
-    ``extra["task"]`` when set; otherwise ``rank_successors`` when ``extra`` holds ``hit@k`` or
-    ``acc@k`` values; otherwise ``plan``.
+    In order: ``extra["task"]`` when set; ``rank_successors`` when ``extra`` holds ``hit@k`` or
+    ``acc@k`` values; ``plan`` when the method's declared ``extra["tasks"]`` (written by
+    :mod:`planarena.evaluate`) include it or are absent; else the first declared task.
     """
     extra = rec.extra or {}
     task = extra.get("task")
@@ -192,6 +207,9 @@ def record_task(rec: ResultRecord) -> str:
         return task
     if any(_RANK_KEY.match(str(k)) for k in extra):
         return "rank_successors"
+    tasks = extra.get("tasks")
+    if isinstance(tasks, (list, tuple)) and tasks and "plan" not in tasks:
+        return str(sorted(tasks)[0])
     return "plan"
 
 
@@ -325,7 +343,11 @@ def coverage_sum(cov: pd.DataFrame) -> pd.DataFrame:
         std = math.nan
         if common:
             totals = [
-                sum(sol[seeds.index(seed)] for sol, seeds in zip(g["solved"], g["seeds"])) / n
+                sum(
+                    sol[seeds.index(seed)]
+                    for sol, seeds in zip(g["solved"], g["seeds"], strict=True)
+                )
+                / n
                 for seed in sorted(common)
             ]
             std = float(np.std(totals, ddof=0))
@@ -435,7 +457,7 @@ def task_metric_table(
                 values[group][k][r.seed].append(float(v))
     rows = []
     for group in sorted(values, key=lambda g: tuple(str(x) for x in g)):
-        row = dict(zip([*group_by, "method"], group))
+        row = dict(zip([*group_by, "method"], group, strict=True))
         for k in metric_keys:
             per_seed = [float(np.mean(v)) for _, v in sorted(values[group][k].items())]
             row[k] = (
@@ -461,17 +483,15 @@ def commonly_solved(records: Iterable[ResultRecord]) -> dict[tuple[str, str], fr
     A method solves a problem when at least one of its seeds did; methods without records in a
     (domain, split) do not constrain it.
     """
-    solved: dict[tuple, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    solved: dict[tuple, dict[str, set[str]]] = defaultdict(dict)
     for r in latest_records(records):
         if record_task(r) != "plan":
             continue
-        cell = solved[(r.domain, r.split)]
-        cell[r.method]  # register the method as present even if it solves nothing
+        by_method = solved[(r.domain, r.split)].setdefault(r.method, set())
         if r.counts_as_solved:
-            cell[r.method].add(r.problem)
+            by_method.add(r.problem)
     return {
-        key: frozenset(set.intersection(*by_method.values()))
-        for key, by_method in solved.items()
+        key: frozenset(set.intersection(*by_method.values())) for key, by_method in solved.items()
     }
 
 
@@ -493,13 +513,15 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
     """
     latest = latest_records(records)
     common = commonly_solved(latest)
-    extra_present = [(k, t) for k, t in COST_EXTRA_KEYS if any(k in (r.extra or {}) for r in latest)]
+    extra_present = [
+        (k, t) for k, t in COST_EXTRA_KEYS if any(k in (r.extra or {}) for r in latest)
+    ]
     groups: dict[tuple[str, str], list[ResultRecord]] = defaultdict(list)
     for r in latest:
         groups[(r.method, r.domain)].append(r)
     order = {m: i for i, m in enumerate(method_order(latest))}
     rows = []
-    for (method, domain) in sorted(groups, key=lambda k: (order[k[0]], k[1])):
+    for method, domain in sorted(groups, key=lambda k: (order[k[0]], k[1])):
         recs = groups[(method, domain)]
         is_plan = record_task(recs[0]) == "plan"
         row: dict[str, Any] = {"Method": method, "Domain": domain}
@@ -524,7 +546,9 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
                 v = (r.extra or {}).get(key)
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     per_seed.setdefault(r.seed, float(v))
-            row[title] = _format_number(float(np.mean(list(per_seed.values()))), key) if per_seed else DASH
+            row[title] = (
+                _format_number(float(np.mean(list(per_seed.values()))), key) if per_seed else DASH
+            )
         rows.append(row)
     columns = [
         "Method",
@@ -620,12 +644,14 @@ def _rejection_reason(reason: Any, validated_by: Any = "", has_validator_field: 
 
 
 def failed_runs_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
-    """Records with outcome ``error`` or ``diverged``, grouped by method, cell and failure reason."""
+    """Records with outcome ``error`` or ``diverged``, grouped by method, cell and reason."""
     groups: dict[tuple, list[str]] = defaultdict(list)
     for r in latest_records(records):
         if r.outcome in ("error", "diverged"):
             reason = r.failure_reason or "(no failure reason recorded)"
-            groups[(r.method, r.domain, r.split, r.outcome, reason)].append(f"{r.problem} (seed {r.seed})")
+            groups[(r.method, r.domain, r.split, r.outcome, reason)].append(
+                f"{r.problem} (seed {r.seed})"
+            )
     rows = [
         {
             "Method": m,
@@ -637,15 +663,19 @@ def failed_runs_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
             "Examples": _md_text(_examples(ex), 10_000),
         }
         for (m, d, s, o, reason), ex in sorted(
-            groups.items(), key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]), *kv[0][3:])
+            groups.items(),
+            key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]), *kv[0][3:]),
         )
     ]
     return pd.DataFrame(
-        rows, columns=["Method", "Domain", "Split", "Outcome", "Attempts", "Failure reason", "Examples"]
+        rows,
+        columns=["Method", "Domain", "Split", "Outcome", "Attempts", "Failure reason", "Examples"],
     )
 
 
-def rejected_plans_table(records: Iterable[ResultRecord], plan_records: Iterable[Mapping] = ()) -> pd.DataFrame:
+def rejected_plans_table(
+    records: Iterable[ResultRecord], plan_records: Iterable[Mapping] = ()
+) -> pd.DataFrame:
     """Plans with outcome ``solved`` that the validator did not accept, with the validator's reason.
 
     Covers method results and the planning stage's reference plans (source ``plan stage
@@ -671,10 +701,13 @@ def rejected_plans_table(records: Iterable[ResultRecord], plan_records: Iterable
             "Examples": _md_text(_examples(ex), 10_000),
         }
         for (src, d, s, reason), ex in sorted(
-            groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), split_sort_key(str(kv[0][2])), kv[0][3])
+            groups.items(),
+            key=lambda kv: (kv[0][0], str(kv[0][1]), split_sort_key(str(kv[0][2])), kv[0][3]),
         )
     ]
-    return pd.DataFrame(rows, columns=["Source", "Domain", "Split", "Plans", "Validator reason", "Examples"])
+    return pd.DataFrame(
+        rows, columns=["Source", "Domain", "Split", "Plans", "Validator reason", "Examples"]
+    )
 
 
 PLAN_STAGE_COLUMNS = (
@@ -734,7 +767,13 @@ def plan_stage_failures(plan_records: Iterable[Mapping]) -> pd.DataFrame:
         for a in p.get("attempts") or []:
             if a.get("outcome") in ("error", "memout", "timeout") or a.get("failure_reason"):
                 reason = a.get("failure_reason") or f"({a.get('outcome')}, no reason recorded)"
-                key = (str(p.get("domain")), str(p.get("split")), str(a.get("config")), str(a.get("outcome")), reason)
+                key = (
+                    str(p.get("domain")),
+                    str(p.get("split")),
+                    str(a.get("config")),
+                    str(a.get("outcome")),
+                    reason,
+                )
                 groups[key].append(str(p.get("problem")))
     rows = [
         {
@@ -750,7 +789,9 @@ def plan_stage_failures(plan_records: Iterable[Mapping]) -> pd.DataFrame:
             groups.items(), key=lambda kv: (kv[0][0], split_sort_key(kv[0][1]), *kv[0][2:])
         )
     ]
-    return pd.DataFrame(rows, columns=["Domain", "Split", "Planner", "Outcome", "Problems", "Reason", "Examples"])
+    return pd.DataFrame(
+        rows, columns=["Domain", "Split", "Planner", "Outcome", "Problems", "Reason", "Examples"]
+    )
 
 
 def consistency_notes(
@@ -765,7 +806,9 @@ def consistency_notes(
     for r in latest:
         if r.problem not in index.get((r.domain, r.split), ()):
             stale[(r.method, r.domain, r.split)].append(f"{r.problem} (seed {r.seed})")
-    for (m, d, s), ex in sorted(stale.items(), key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]))):
+    for (m, d, s), ex in sorted(
+        stale.items(), key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]))
+    ):
         notes.append(
             f"`{m}` has {len(ex)} record(s) in `{d}/{s}` for problems not in the manifest "
             f"(ignored): {_md_text(_examples(ex), 10_000)}"
@@ -852,12 +895,19 @@ def coverage_by_size(
             for x in sorted(by_x):
                 group = by_x[x]
                 fractions = [
-                    sum((e.split, e.problem) in solved.get((m, domain, s), ()) for e in group) / len(group)
+                    sum((e.split, e.problem) in solved.get((m, domain, s), ()) for e in group)
+                    / len(group)
                     for s in sorted(seeds[(m, domain)])
                 ]
                 rows.append(
-                    dict(domain=domain, method=m, x_name=x_label, x=x, instances=len(group),
-                         coverage=float(np.mean(fractions)))
+                    dict(
+                        domain=domain,
+                        method=m,
+                        x_name=x_label,
+                        x=x,
+                        instances=len(group),
+                        coverage=float(np.mean(fractions)),
+                    )
                 )
     return pd.DataFrame(rows, columns=["domain", "method", "x_name", "x", "instances", "coverage"])
 
@@ -913,7 +963,7 @@ def plot_coverage_by_size(data: pd.DataFrame, path: str | os.PathLike) -> Path:
             axes[j // ncols][j % ncols].set_visible(False)
         handles, labels = [], []
         for ax in fig.axes:
-            for h, label in zip(*ax.get_legend_handles_labels()):
+            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
                 if label not in labels:
                     handles.append(h)
                     labels.append(label)
@@ -929,9 +979,7 @@ def plot_coverage_by_size(data: pd.DataFrame, path: str | os.PathLike) -> Path:
 
 def _run_git(args: Sequence[str]) -> str | None:
     try:
-        out = subprocess.run(
-            ["git", *args], capture_output=True, text=True, timeout=30, check=True
-        )
+        out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=30, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout
@@ -973,7 +1021,7 @@ def package_versions(names: Sequence[str] = KEY_PACKAGES) -> dict[str, str]:
 
 
 def cpu_model(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
-    """The first ``model name`` of ``/proc/cpuinfo``, else :func:`platform.processor`, else unknown."""
+    """First ``model name`` in ``/proc/cpuinfo``, else :func:`platform.processor`, else unknown."""
     try:
         for line in Path(cpuinfo).read_text().splitlines():
             if line.lower().startswith("model name") and ":" in line:
@@ -1023,7 +1071,9 @@ def methods_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
                 "config_hash": ", ".join(sorted({r.config_hash or "(none)" for r in recs})),
             }
         )
-    return pd.DataFrame(rows, columns=["Method", "Family", "Task", "Seeds", "Records", "config_hash"])
+    return pd.DataFrame(
+        rows, columns=["Method", "Family", "Task", "Seeds", "Records", "config_hash"]
+    )
 
 
 def render_info(info: Mapping, methods: pd.DataFrame) -> str:
@@ -1037,7 +1087,10 @@ def render_info(info: Mapping, methods: pd.DataFrame) -> str:
     kv = pd.DataFrame(
         [
             ("git revision", rev),
-            ("params hash", f"{info.get('params_hash')} (config.stable_hash of the resolved params)"),
+            (
+                "params hash",
+                f"{info.get('params_hash')} (config.stable_hash of the resolved params)",
+            ),
             ("profile", info.get("profile")),
             ("suite", info.get("suite")),
             ("CPU", f"{info.get('cpu_model')}, {info.get('cpu_count')} cores"),
@@ -1045,7 +1098,9 @@ def render_info(info: Mapping, methods: pd.DataFrame) -> str:
         ],
         columns=["Item", "Value"],
     )
-    pkgs = pd.DataFrame(sorted((info.get("packages") or {}).items()), columns=["Package", "Version"])
+    pkgs = pd.DataFrame(
+        sorted((info.get("packages") or {}).items()), columns=["Package", "Version"]
+    )
     parts = [_md_table(kv), "", "Package versions:", "", _md_table(pkgs), ""]
     parts.append("Methods with results:")
     parts.append("")
@@ -1112,28 +1167,47 @@ def analyse(inputs: ReportInputs) -> Analysis:
 def _problems_md(a: Analysis) -> list[str]:
     out = ["## Problems", ""]
     out += ["### Errors and diverged runs", ""]
-    out.append(_md_table(a.failed) if not a.failed.empty else "None: no record has outcome `error` or `diverged`.")
+    out.append(
+        _md_table(a.failed)
+        if not a.failed.empty
+        else "None: no record has outcome `error` or `diverged`."
+    )
     out += ["", "### Plans rejected by the validator", ""]
     if a.rejected.empty:
         out.append("None: every plan reported as solved was accepted by the validator.")
     else:
-        out.append("These plans reported `solved` but the independent validator did not accept them; "
-                   "they count as unsolved everywhere below.")
+        out.append(
+            "These plans reported `solved` but the independent validator did not accept them; "
+            "they count as unsolved everywhere below."
+        )
         out += ["", _md_table(a.rejected)]
     out += ["", "### Planning stage (reference plans, `data/plans/records.jsonl`)", ""]
     if a.n_plan_records == 0:
         out.append("No planning-stage records found.")
     else:
         issues = a.plan_summary[
-            a.plan_summary[["rejected", "unsolved", "timeout", "memout", "error", "missing"]].sum(axis=1) > 0
+            a.plan_summary[["rejected", "unsolved", "timeout", "memout", "error", "missing"]].sum(
+                axis=1
+            )
+            > 0
         ]
         total = int(a.plan_summary["instances"].sum())
         solved = int(a.plan_summary["solved+validated"].sum())
         out.append(f"{solved} of {total} instances have a validated reference plan.")
         if not issues.empty:
-            out += ["", "Domains and splits with unsolved, failed or missing planning runs:", "", _md_table(issues)]
+            out += [
+                "",
+                "Domains and splits with unsolved, failed or missing planning runs:",
+                "",
+                _md_table(issues),
+            ]
         if not a.plan_failures.empty:
-            out += ["", "Planner attempt failures of problems without a plan:", "", _md_table(a.plan_failures)]
+            out += [
+                "",
+                "Planner attempt failures of problems without a plan:",
+                "",
+                _md_table(a.plan_failures),
+            ]
     out += ["", "### Empty splits", ""]
     empty = [f"- `{d}/{s}`: no instances" for (d, s), p in a.index.items() if not p]
     out += empty or ["None: every domain has instances in every split."]
@@ -1149,9 +1223,10 @@ def _coverage_md(a: Analysis) -> list[str]:
         return out
     out.append(
         "Fraction of instances solved **and** accepted by the independent validator: mean ± "
-        "population std (ddof=0) over seeds, n = instances in the split; instances without a record "
-        "count as unsolved. Best per row in bold (ties all bold; nothing bold when the best is 0). "
-        f"\"{DASH}\": the method has no records there. Sum: solved instances averaged over seeds / "
+        "population std (ddof=0) over seeds, n = instances in the split; instances without a "
+        "record count as unsolved. Best per row in bold (ties all bold; nothing bold when the "
+        "best is 0). "
+        f'"{DASH}": the method has no records there. Sum: solved instances averaged over seeds / '
         "instances, over the splits the method ran on."
     )
     out += ["", coverage_markdown(a.coverage, a.coverage_sum)]
@@ -1181,8 +1256,8 @@ def _cost_md(a: Analysis) -> list[str]:
         "Per method and domain. Commonly solved: instances solved and validated (in at least one "
         "seed) by every plan method that ran on that domain/split. Time per problem: mean wall "
         "time of the method's solved attempts, then the geometric mean over the commonly solved "
-        f"instances (times below {MIN_TIME_S} s count as {MIN_TIME_S} s). Model size and train time "
-        "come from the records' `extra` when the method reports them."
+        f"instances (times below {MIN_TIME_S} s count as {MIN_TIME_S} s). Model size and train "
+        "time come from the records' `extra` when the method reports them."
     )
     out += ["", _md_table(a.cost)]
     return out
@@ -1192,7 +1267,7 @@ def _detail_md(a: Analysis) -> list[str]:
     out = ["## Per-domain detail", ""]
     out.append(
         "Cells: solved and validated / attempted (attempts over all seeds), TO = timeouts. "
-        f"\"plan stage\" is the reference planning stage. \"{DASH}\": no records."
+        f'"plan stage" is the reference planning stage. "{DASH}": no records.'
     )
     for domain, table in a.details.items():
         out += ["", f"### {domain}", "", _md_table(table)]
@@ -1201,15 +1276,19 @@ def _detail_md(a: Analysis) -> list[str]:
 
 def _published_md(tables: Sequence[PublishedTable]) -> list[str]:
     out = ["## Published reference rows", ""]
-    out.append("Numbers copied from the papers, not measured by this run. They never enter the "
-               "measured tables above.")
+    out.append(
+        "Numbers copied from the papers, not measured by this run. They never enter the "
+        "measured tables above."
+    )
     for t in tables:
         out += ["", f"### {t.label}", "", f"Metric: {t.metric}."]
         out += [f"- {note}" for note in t.notes]
         df = pd.DataFrame(
             [
-                {"Domain (paper)": r.label,
-                 **{s: (DASH if r.value(s) is None else f"{r.value(s):.2f}") for s in t.splits}}
+                {
+                    "Domain (paper)": r.label,
+                    **{s: (DASH if r.value(s) is None else f"{r.value(s):.2f}") for s in t.splits},
+                }
                 for r in t.rows
             ],
             columns=["Domain (paper)", *t.splits],
@@ -1239,11 +1318,16 @@ def render_leaderboard(
     lines += ["## Info", "", render_info(info, a.methods), ""]
     lines += _coverage_md(a) + [""]
     lines += _task_md(
-        "Hit@k", a.hitk, "rank_successors",
+        "Hit@k",
+        a.hitk,
+        "rank_successors",
         "records whose `extra` has `task: rank_successors` or `hit@k`/`acc@k` values",
     ) + [""]
     lines += _task_md(
-        "Schema learning", a.schema, "learn_schema", "records whose `extra` has `task: learn_schema`"
+        "Schema learning",
+        a.schema,
+        "learn_schema",
+        "records whose `extra` has `task: learn_schema`",
     ) + [""]
     lines += _cost_md(a) + [""]
     lines += _detail_md(a) + [""]
@@ -1274,7 +1358,9 @@ def build_metrics(a: Analysis) -> dict:
     sums = {r.method: _round(r.mean) for r in a.coverage_sum.itertuples(index=False) if r.n > 0}
     counts = {
         "error": int(a.failed.loc[a.failed["Outcome"] == "error", "Attempts"].astype(int).sum()),
-        "diverged": int(a.failed.loc[a.failed["Outcome"] == "diverged", "Attempts"].astype(int).sum()),
+        "diverged": int(
+            a.failed.loc[a.failed["Outcome"] == "diverged", "Attempts"].astype(int).sum()
+        ),
         "rejected_plans": int(a.rejected["Plans"].astype(int).sum()),
     }
     return {"coverage": coverage, "coverage_sum": sums, "problems": counts}
@@ -1299,7 +1385,9 @@ def write_report(
     plot_coverage_by_size(a.by_size, reports_dir / PLOTS_DIR / COVERAGE_PLOT)
     plots = [("Coverage vs instance size", f"{PLOTS_DIR}/{COVERAGE_PLOT}")]
     _write_text(reports_dir / LEADERBOARD, render_leaderboard(a, info, plots))
-    _write_text(reports_dir / METRICS, json.dumps(build_metrics(a), indent=2, sort_keys=True) + "\n")
+    _write_text(
+        reports_dir / METRICS, json.dumps(build_metrics(a), indent=2, sort_keys=True) + "\n"
+    )
     return a
 
 
@@ -1307,13 +1395,13 @@ def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"))
     """Entry point of the ``report`` DVC stage.
 
     Reads ``layout.results/*.jsonl``, ``layout.plans/records.jsonl`` and
-    ``layout.problems/manifest.jsonl``; params ``profile``, ``suite`` and (optionally) ``domains``
-    and ``splits`` (names only, so that empty domains/splits are reported), plus the whole tree for
-    the params hash.
+    ``layout.problems/manifest.jsonl``. Params read: ``profile``, ``suite``, the names under
+    ``suites.<suite>.domains`` and ``evaluation.splits`` (so that empty domains and splits are
+    reported), and the whole resolved tree for the params hash.
 
     Raises:
         FileNotFoundError: the problem manifest is missing.
         ValueError: a malformed results/plans line (names the file and line).
     """
-    inputs = load_inputs(layout, declared_names(params, "domains"), declared_names(params, "splits"))
+    inputs = load_inputs(layout, declared_domains(params), declared_splits(params))
     write_report(inputs, collect_info(params), reports_dir)

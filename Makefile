@@ -1,0 +1,25 @@
+# planarena quick start: `make repro` (set up, then `dvc repro` on the default profile) and
+# `make test` (set up, then the test suite). Both create .venv on first use.
+SHELL := /bin/bash
+VENV := .venv
+ACTIVATE := source $(VENV)/bin/activate &&
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: setup repro test bench smoke
+
+setup:
+	bash scripts/setup.sh
+
+repro: setup
+	$(ACTIVATE) dvc repro
+
+test: setup
+	$(ACTIVATE) python -m pytest; rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): failing" >&2; fi; exit $$rc
+
+smoke: setup
+	$(ACTIVATE) dvc exp run -S profile=smoke
+
+bench: setup
+	$(ACTIVATE) python benchmarks/run_all.py

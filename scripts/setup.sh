@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set up planarena on a fresh machine: virtual environment, CPU build of torch first (so no CUDA
+# wheels are pulled), pinned dependencies, the package itself (editable), and DVC in the git repo.
+# Idempotent: a second run with unchanged requirements only checks and returns.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+TORCH_VERSION=${TORCH_VERSION:-2.13.0}
+TORCH_INDEX=${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}
+VENV=.venv
+STAMP=$VENV/.planarena-installed
+
+want=$(cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+  echo "setup: environment up to date ($VENV)"
+else
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+  echo "setup: installing torch $TORCH_VERSION (CPU build)"
+  "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX" 2>&1 \
+    | grep -v "^WARNING: Location" || true
+  "$VENV/bin/python" -c "import torch" || { echo "setup: torch did not install" >&2; exit 1; }
+  echo "setup: installing pinned dependencies"
+  "$VENV/bin/python" -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
+  "$VENV/bin/python" -m pip install -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
+  "$VENV/bin/python" -c "import planarena, pymimir, wlplan, unified_planning, dvc" \
+    || { echo "setup: dependency check failed" >&2; exit 1; }
+  echo "$want" > "$STAMP"
+fi
+
+# DVC lives in this git repository (.dvc/ is committed); initialise it if this checkout lacks it.
+if [ ! -d .dvc ]; then
+  [ -d .git ] || git init -q
+  "$VENV/bin/dvc" init -q
+fi
