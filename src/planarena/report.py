@@ -535,9 +535,21 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
             row["time/problem, geo-mean (s)"] = (
                 f"{geometric_mean(per_problem):.3f}" if per_problem else DASH
             )
+            # a floor method (random walk) can empty the common set: also show the method's own
+            own: dict[tuple[str, str], list[float]] = defaultdict(list)
+            for r in recs:
+                if r.counts_as_solved:
+                    own[(r.split, r.problem)].append(r.wall_time)
+            own_times = [float(np.mean(v)) for _, v in sorted(own.items())]
+            row["own solved"] = str(len(own_times))
+            row["time/problem over own solved, geo-mean (s)"] = (
+                f"{geometric_mean(own_times):.3f}" if own_times else DASH
+            )
         else:
             row["commonly solved"] = DASH
             row["time/problem, geo-mean (s)"] = DASH
+            row["own solved"] = DASH
+            row["time/problem over own solved, geo-mean (s)"] = DASH
         row["mean wall time, all attempts (s)"] = f"{np.mean([r.wall_time for r in recs]):.3f}"
         row["attempts"] = str(len(recs))
         for key, title in extra_present:
@@ -555,6 +567,8 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
         "Domain",
         "commonly solved",
         "time/problem, geo-mean (s)",
+        "own solved",
+        "time/problem over own solved, geo-mean (s)",
         "mean wall time, all attempts (s)",
         "attempts",
         *(t for _, t in extra_present),
@@ -1052,7 +1066,19 @@ def collect_info(params: Mapping) -> dict:
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "packages": package_versions(),
+        "planner_limits": _planner_limits(params),
     }
+
+
+def _planner_limits(params: Mapping) -> str:
+    """``"astar_lmcut 10 s / 4096 MiB; lama_first 60 s / 4096 MiB"`` from ``params['planners']``."""
+    planners = params.get("planners") or {}
+    parts = [
+        f"{name} {cfg.get('time_limit')} s / {cfg.get('memory_limit_mb')} MiB"
+        for name, cfg in sorted(planners.items())
+        if isinstance(cfg, Mapping) and "time_limit" in cfg
+    ]
+    return "; ".join(parts) or "unknown"
 
 
 def methods_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
@@ -1095,6 +1121,7 @@ def render_info(info: Mapping, methods: pd.DataFrame) -> str:
             ("suite", info.get("suite")),
             ("CPU", f"{info.get('cpu_model')}, {info.get('cpu_count')} cores"),
             ("Python", info.get("python")),
+            ("Fast Downward limits", info.get("planner_limits", "unknown")),
         ],
         columns=["Item", "Value"],
     )
@@ -1274,12 +1301,18 @@ def _detail_md(a: Analysis) -> list[str]:
     return out
 
 
-def _published_md(tables: Sequence[PublishedTable]) -> list[str]:
+def _published_md(tables: Sequence[PublishedTable], limits: str | None = None) -> list[str]:
     out = ["## Published reference rows", ""]
     out.append(
         "Numbers copied from the papers, not measured by this run. They never enter the "
         "measured tables above."
     )
+    if limits:
+        out.append(
+            f"This run's Fast Downward limits: {limits} (see Info). A published row with another "
+            "limit or other instances is context, not a like-for-like comparison: a shorter A* "
+            "limit lowers extrapolation coverage."
+        )
     for t in tables:
         out += ["", f"### {t.label}", "", f"Metric: {t.metric}."]
         out += [f"- {note}" for note in t.notes]
@@ -1331,7 +1364,7 @@ def render_leaderboard(
     ) + [""]
     lines += _cost_md(a) + [""]
     lines += _detail_md(a) + [""]
-    lines += _published_md(published) + [""]
+    lines += _published_md(published, info.get("planner_limits")) + [""]
     lines += ["## Plots", ""]
     for caption, link in plots:
         lines += [f"![{caption}]({link})", "", f"{caption}: [{link}]({link})", ""]
