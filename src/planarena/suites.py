@@ -224,7 +224,7 @@ def import_external(suite: str, params: dict, out: Path) -> list[ProblemEntry]:
             if limit:
                 files = files[: int(limit)]
             (out / domain / split).mkdir(parents=True, exist_ok=True)
-            for f in tqdm(files, desc=f"import {domain}/{split}", leave=False):
+            for f in files:
                 name = f.name.removesuffix(".gz").removesuffix(".pddl")
                 text = _read_problem(f)
                 rel = f"{domain}/{split}/{name}.pddl"
