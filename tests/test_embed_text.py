@@ -19,6 +19,7 @@ from planarena.embed_text import (
     DEFAULT_ENCODER,
     EmbeddingCache,
     TextEncoder,
+    CACHE_ENV,
     embed_text_params,
     embeddings_file,
     encoder_slug,
@@ -143,6 +144,18 @@ def test_state_sorted_deduplicated_and_goal():
     assert render_goal("blocksworld", ["(on a b)"]) == "Goal: Block a is on block b."
     assert render_state("blocksworld", []) == EMPTY_STATE
     assert render_goal("blocksworld", []) == "Goal: " + EMPTY_STATE
+
+
+def test_renderer_matches_functions_and_memoises():
+    from planarena.text_templates import Renderer
+
+    r = Renderer("logistics", static=LOGISTICS_STATIC_SATR)
+    state = ["(in p0 t0)", "(at t0 l0-0)"]
+    assert r.state(state) == render_state("logistics", state, static=LOGISTICS_STATIC_SATR)
+    assert r.state(state) == r.state(list(reversed(state)))
+    assert r.goal(["(at p0 l0-1)"]) == "Goal: Package p0 is at location l0-1."
+    assert r.action("(fly-airplane a0 l0-0 l1-0)") == "Fly airplane a0 from airport l0-0 to airport l1-0."
+    assert len(r._atoms) == 3
 
 
 def test_domain_aliases():
@@ -314,10 +327,14 @@ def test_cache_recovers_from_truncated_file(tmp_path):
         path = cache.path
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-    with warnings.catch_warnings(record=True):
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with EmbeddingCache(tmp_path, FakeEncoder()) as cache:
             np.testing.assert_array_equal(cache.encode(texts), ref)
+    assert any("moved aside" in str(w.message) for w in caught)
+    assert list(tmp_path.glob("*.sqlite.corrupt-*"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         with EmbeddingCache(tmp_path, FakeEncoder()) as cache:  # the rebuilt store is healthy
             np.testing.assert_array_equal(cache.encode(texts), ref)
             assert cache.last_stats.misses == 0
@@ -511,3 +528,24 @@ def test_run_stage_missing_encoder_path(layout, tmp_path):
 def test_run_stage_without_manifest(tmp_path):
     with pytest.raises(FileNotFoundError, match="manifest"):
         run_stage({}, Layout(tmp_path / "data"), encoder=FakeEncoder(), progress=False)
+
+
+def test_run_stage_outputs_are_byte_stable_and_cache_env(layout, tmp_path, monkeypatch):
+    run_stage({}, layout, encoder=FakeEncoder(), progress=False)
+    npz = sorted((layout.embeddings / "text" / "fake-encoder").rglob("*.npz"))
+    before = {p: p.read_bytes() for p in npz}
+    shared = tmp_path / "shared-cache"
+    monkeypatch.setenv(CACHE_ENV, str(shared))
+    enc = FakeEncoder()
+    meta = run_stage({}, layout, encoder=enc, progress=False)
+    assert {p: p.read_bytes() for p in npz} == before  # same arrays -> same bytes -> same DVC hash
+    assert enc.calls > 0 and Path(meta["cache"]).parent == shared / "fake-encoder"
+
+
+def test_unavailable_cuda_device_names_the_param():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is available")
+    with pytest.raises(ConfigError, match=r"embed_text\.device"):
+        TextEncoder(DEFAULT_ENCODER, device="cuda").dim

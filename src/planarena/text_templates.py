@@ -15,7 +15,8 @@ renders with the generic fallback::
     (p)          ->  "The predicate p holds."
     (act a b c)  ->  "Apply the action act to a, b and c."
 
-so unseen domains (IPC 2023, ACPBench) still render.
+so unseen domains (IPC 2023, ACPBench) still render. :class:`Renderer` renders many states of one
+problem with memoised sentences; the ``render_*`` functions are one-off shortcuts.
 
 Rendering decisions (stable: they define the cache keys and the embeddings):
 
@@ -321,7 +322,76 @@ def object_kinds(domain: str | TemplateSet, static: Iterable[str]) -> dict[str, 
     return {obj: noun for obj, (_i, noun) in best.items()}
 
 
-def render_atom(domain: str | TemplateSet, atom_str: str, *, kinds: Mapping[str, str] | None = None) -> str:
+class Renderer:
+    """Renders the atoms, states, goals and actions of one problem (fixed template set and object
+    kinds), memoising the sentence of every atom and action string it has seen.
+
+    Use one per trajectory when rendering many states: a repeated atom costs one dict lookup.
+    ``kinds`` wins over ``static`` when both are given.
+    """
+
+    def __init__(
+        self,
+        domain: str | TemplateSet,
+        *,
+        static: Iterable[str] | None = None,
+        kinds: Mapping[str, str] | None = None,
+    ):
+        self.templates = template_set(domain)
+        if kinds is None and static is not None:
+            kinds = object_kinds(self.templates, static)
+        self.kinds = kinds
+        self._atoms: dict[str, tuple[str, str]] = {}
+        self._actions: dict[str, str] = {}
+
+    def _atom_entry(self, atom_str: str) -> tuple[str, str]:
+        entry = self._atoms.get(atom_str)
+        if entry is None:
+            name, args, negated = parse_atom(atom_str)
+            key = "(" + " ".join((name, *args)) + ")"
+            sentence = _fill(self.templates.atom_template(name, len(args)), args, self.kinds)
+            if sentence is None:
+                sentence = generic_atom_sentence(name, args)
+            if negated:
+                key, sentence = f"(not {key})", _negate(sentence)
+            entry = self._atoms[atom_str] = (key, sentence)
+        return entry
+
+    def atom(self, atom_str: str) -> str:
+        """Sentence of one ground atom (see :func:`render_atom`)."""
+        return self._atom_entry(atom_str)[1]
+
+    def atoms(self, atoms: Iterable[str]) -> str:
+        """Sentences of the de-duplicated atoms sorted by :func:`atom_key`, joined by single
+        spaces; :data:`EMPTY_STATE` if there are none."""
+        entries = dict(self._atom_entry(a) for a in atoms)
+        if not entries:
+            return EMPTY_STATE
+        return " ".join(entries[k] for k in sorted(entries))
+
+    def state(self, atoms: Iterable[str]) -> str:
+        """Text of a state from its fluent atoms (see :func:`render_state`)."""
+        return self.atoms(atoms)
+
+    def goal(self, atoms: Iterable[str]) -> str:
+        """``"Goal: "`` + the rendered goal atoms (see :func:`render_goal`)."""
+        return GOAL_PREFIX + self.atoms(atoms)
+
+    def action(self, action_str: str) -> str:
+        """Imperative sentence of one ground action (see :func:`render_action`)."""
+        sentence = self._actions.get(action_str)
+        if sentence is None:
+            name, args, _negated = parse_atom(action_str)
+            sentence = _fill(self.templates.action_template(name, len(args)), args, self.kinds)
+            if sentence is None:
+                sentence = generic_action_sentence(name, args)
+            self._actions[action_str] = sentence
+        return sentence
+
+
+def render_atom(
+    domain: str | TemplateSet, atom_str: str, *, kinds: Mapping[str, str] | None = None
+) -> str:
     """One sentence for one ground atom, e.g. ``render_atom("blocksworld", "(on a b)")`` ->
     ``"Block a is on block b."``.
 
@@ -333,15 +403,12 @@ def render_atom(domain: str | TemplateSet, atom_str: str, *, kinds: Mapping[str,
     Raises:
         ValueError: the atom string cannot be parsed (see :func:`parse_atom`).
     """
-    tset = template_set(domain)
-    name, args, negated = parse_atom(atom_str)
-    sentence = _fill(tset.atom_template(name, len(args)), args, kinds)
-    if sentence is None:
-        sentence = generic_atom_sentence(name, args)
-    return _negate(sentence) if negated else sentence
+    return Renderer(domain, kinds=kinds).atom(atom_str)
 
 
-def render_action(domain: str | TemplateSet, action_str: str, *, kinds: Mapping[str, str] | None = None) -> str:
+def render_action(
+    domain: str | TemplateSet, action_str: str, *, kinds: Mapping[str, str] | None = None
+) -> str:
     """One imperative sentence for one ground action, e.g. ``render_action("blocksworld",
     "(stack a b)")`` -> ``"Stack block a on block b."``; unknown actions use
     :func:`generic_action_sentence`.
@@ -349,18 +416,7 @@ def render_action(domain: str | TemplateSet, action_str: str, *, kinds: Mapping[
     Raises:
         ValueError: the action string cannot be parsed (see :func:`parse_atom`).
     """
-    tset = template_set(domain)
-    name, args, _negated = parse_atom(action_str)
-    sentence = _fill(tset.action_template(name, len(args)), args, kinds)
-    return sentence if sentence is not None else generic_action_sentence(name, args)
-
-
-def _resolve_kinds(tset: TemplateSet, static, kinds):
-    if kinds is not None:
-        return kinds
-    if static is not None:
-        return object_kinds(tset, static)
-    return None
+    return Renderer(domain, kinds=kinds).action(action_str)
 
 
 def render_atoms(
@@ -372,12 +428,7 @@ def render_atoms(
 ) -> str:
     """Sentences of the de-duplicated atoms, sorted by :func:`atom_key`, joined by single spaces;
     :data:`EMPTY_STATE` if there are none. ``kinds`` wins over ``static`` when both are given."""
-    tset = template_set(domain)
-    kinds = _resolve_kinds(tset, static, kinds)
-    keys = sorted({atom_key(a) for a in atoms})
-    if not keys:
-        return EMPTY_STATE
-    return " ".join(render_atom(tset, k, kinds=kinds) for k in keys)
+    return Renderer(domain, static=static, kinds=kinds).atoms(atoms)
 
 
 def render_state(
@@ -393,7 +444,7 @@ def render_state(
     Example: ``render_state("blocksworld", ["(on a b)", "(clear a)"])`` ->
     ``"Block a is clear. Block a is on block b."``
     """
-    return render_atoms(domain, atoms, static=static, kinds=kinds)
+    return Renderer(domain, static=static, kinds=kinds).state(atoms)
 
 
 def render_goal(
@@ -404,4 +455,4 @@ def render_goal(
     kinds: Mapping[str, str] | None = None,
 ) -> str:
     """Text of a goal: ``"Goal: "`` followed by the rendered goal atoms (as :func:`render_state`)."""
-    return GOAL_PREFIX + render_atoms(domain, atoms, static=static, kinds=kinds)
+    return Renderer(domain, static=static, kinds=kinds).goal(atoms)
