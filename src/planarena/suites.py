@@ -105,6 +105,15 @@ def _seed_for(base_seed: int, domain: str, split: str, size: int, index: int) ->
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
 
 
+def _write_problem(out: Path, domain: str, split: str, name: str, text: str, size_param: str,
+                   size: int | None, seed: int | None, origin: str) -> ProblemEntry:
+    """Write ``<domain>/<split>/<name>.pddl`` under ``out`` and return its manifest entry."""
+    rel = f"{domain}/{split}/{name}.pddl"
+    (out / rel).write_text(text)
+    return ProblemEntry(domain=domain, split=split, problem=name, path=rel, size_param=size_param,
+                        size=size, objects=count_objects(text), seed=seed, origin=origin)
+
+
 def generate_suite(params: dict, out: Path) -> list[ProblemEntry]:
     """Write the ``generated`` suite to ``out`` and return its manifest entries.
 
@@ -139,21 +148,8 @@ def generate_suite(params: dict, out: Path) -> list[ProblemEntry]:
                         continue
                     seen_texts.add(text)
                     name = f"{domain}-{size_param}{int(size):03d}-{i}"
-                    rel = f"{domain}/{split}/{name}.pddl"
-                    (out / rel).write_text(text)
-                    entries.append(
-                        ProblemEntry(
-                            domain=domain,
-                            split=split,
-                            problem=name,
-                            path=rel,
-                            size_param=size_param,
-                            size=int(size),
-                            objects=count_objects(text),
-                            seed=seed,
-                            origin=f"{GEN_ROOT}.{domain_res.split('/')[0]}.generator",
-                        )
-                    )
+                    origin = f"{GEN_ROOT}.{domain_res.split('/')[0]}.generator"
+                    entries.append(_write_problem(out, domain, split, name, text, size_param, int(size), seed, origin))
     return entries
 
 
@@ -226,22 +222,8 @@ def import_external(suite: str, params: dict, out: Path) -> list[ProblemEntry]:
             (out / domain / split).mkdir(parents=True, exist_ok=True)
             for f in files:
                 name = f.name.removesuffix(".gz").removesuffix(".pddl")
-                text = _read_problem(f)
-                rel = f"{domain}/{split}/{name}.pddl"
-                (out / rel).write_text(text)
-                entries.append(
-                    ProblemEntry(
-                        domain=domain,
-                        split=split,
-                        problem=name,
-                        path=rel,
-                        size_param="name",
-                        size=_size_from_name(name),
-                        objects=count_objects(text),
-                        seed=None,
-                        origin=str(f.relative_to(src)),
-                    )
-                )
+                entries.append(_write_problem(out, domain, split, name, _read_problem(f), "name",
+                                              _size_from_name(name), None, str(f.relative_to(src))))
     return entries
 
 
