@@ -18,13 +18,20 @@ else
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
   echo "setup: installing torch $TORCH_VERSION (CPU build)"
-  "$VENV/bin/python" -m pip install -q "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX" 2>&1 \
-    | grep -v "^WARNING: Location" || true
-  "$VENV/bin/python" -c "import torch" || { echo "setup: torch did not install" >&2; exit 1; }
+  # --no-deps: only torch itself comes from the CPU index; its dependencies are pinned in
+  # requirements.txt and come from the default index (no lookups of them on the torch index).
+  if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+    "$VENV/bin/python" -m pip install -q --no-deps "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX" 2>&1 \
+      | grep -vE "^WARNING: (Location|Retrying)" || true
+  fi
+  if ! "$VENV/bin/python" -m pip show -q torch >/dev/null 2>&1; then
+    echo "setup: WARNING: $TORCH_INDEX unreachable; installing torch $TORCH_VERSION from the default index" >&2
+    "$VENV/bin/python" -m pip install -q --no-deps "torch==$TORCH_VERSION" 2>&1 | grep -v "^WARNING: Location" || true
+  fi
   echo "setup: installing pinned dependencies"
   "$VENV/bin/python" -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
   "$VENV/bin/python" -m pip install -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
-  "$VENV/bin/python" -c "import planarena, pymimir, wlplan, unified_planning, dvc" \
+  "$VENV/bin/python" -c "import torch, planarena, pymimir, wlplan, unified_planning, dvc" \
     || { echo "setup: dependency check failed" >&2; exit 1; }
   echo "$want" > "$STAMP"
 fi
