@@ -51,7 +51,7 @@ import pandas as pd
 from .config import SPLITS, Layout, stable_hash
 from .problemset import ProblemEntry, ProblemSet
 from .records import ResultRecord, iter_records, read_jsonl
-from .reference import PUBLISHED_TABLES, PublishedTable
+from .reference import PUBLISHED_TABLES, PublishedMatrix
 
 #: Display order of split names: the SATr splits, then the IPC 2023 Learning Track test splits
 #: (DESIGN.md "Contracts: Problem set"); any other split sorts after these, alphabetically.
@@ -213,19 +213,57 @@ def record_task(rec: ResultRecord) -> str:
     return "plan"
 
 
+def record_protocol(rec: ResultRecord) -> str:
+    """The record's evaluation protocol (``extra["protocol"]``, e.g. ``successor_set``) as text;
+    ``""`` when it has none. Non-text values are rendered as sorted JSON so they compare stably."""
+    value = (rec.extra or {}).get("protocol")
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def attempt_key(rec: ResultRecord) -> tuple[str, str, str, str, str, str, int]:
+    """Identity of an attempt: (method, task, protocol, domain, split, problem, seed).
+
+    Task (:func:`record_task`) and protocol are part of it because one results file holds both
+    the plan records and the successor-ranking records of the same method, problem and seed.
+    """
+    return (
+        rec.method,
+        record_task(rec),
+        record_protocol(rec),
+        rec.domain,
+        rec.split,
+        rec.problem,
+        rec.seed,
+    )
+
+
 def _record_sort_key(r: ResultRecord) -> tuple:
-    return (r.method, r.domain, split_sort_key(r.split), r.problem, r.seed)
+    return (
+        r.method,
+        r.domain,
+        split_sort_key(r.split),
+        r.problem,
+        r.seed,
+        record_task(r),
+        record_protocol(r),
+    )
 
 
 def latest_records(records: Iterable[ResultRecord]) -> list[ResultRecord]:
-    """The last record per (method, domain, split, problem, seed), sorted.
+    """The last record per attempt (:func:`attempt_key`), sorted.
 
     Result files are append-only (``records.JsonlWriter``), so a later line for the same attempt
-    supersedes an earlier one (e.g. a rerun with another configuration).
+    supersedes an earlier one (e.g. a rerun with another configuration). Records of another task
+    or protocol (a ``rank_successors`` record next to the ``plan`` record of the same method,
+    problem and seed) are different attempts and never supersede each other.
     """
     last: dict[tuple, ResultRecord] = {}
     for r in records:
-        last[(r.method, r.domain, r.split, r.problem, r.seed)] = r
+        last[attempt_key(r)] = r
     return sorted(last.values(), key=_record_sort_key)
 
 
@@ -425,17 +463,52 @@ def _rank_metric_sort_key(key: str) -> tuple:
     return (m.group(1).lower(), int(m.group(2))) if m else (key, 0)
 
 
+def _group_value(rec: ResultRecord, key: str) -> str:
+    """A grouping value: the record field ``key`` if it has one, else ``extra[key]`` (text), else
+    "–"."""
+    if key in ResultRecord.__dataclass_fields__:
+        return str(getattr(rec, key))
+    if key == "protocol":
+        return record_protocol(rec) or DASH
+    value = (rec.extra or {}).get(key)
+    return DASH if value is None else _text_value(value)
+
+
+def _text_value(value: Any) -> str:
+    """``extra`` text for a table cell: lists joined with ", ", everything else ``str``."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _group_sort_key(group_by: Sequence[str], group: tuple[str, ...]) -> tuple:
+    """Sort key of a (``*group_by`` values, method) group: splits in :data:`SPLIT_ORDER`, the
+    other values alphabetically."""
+    names = [*group_by, "method"]
+    return tuple(
+        split_sort_key(v) if g == "split" else (0, v) for g, v in zip(names, group, strict=True)
+    )
+
+
 def task_metric_table(
     records: Iterable[ResultRecord],
     task: str,
     metric_keys: Sequence[str] | None = None,
     group_by: Sequence[str] = ("domain",),
+    text_keys: Sequence[str] = (),
+    unit: str = "instances",
 ) -> pd.DataFrame | None:
     """Mean ± population std over seeds of per-seed means of ``extra`` metrics, for one task.
 
     ``metric_keys`` None: every ``hit@k`` / ``acc@k`` key found. ``group_by`` names record fields
-    or ``extra`` keys (``"protocol"``); rows are grouped by them plus method. Returns None when no
-    record has the task (so the section says so instead of showing an empty or invented table).
+    (``"domain"``, ``"split"``) or ``extra`` keys (``"protocol"``); rows are grouped by them plus
+    method and sorted by them (splits in :data:`SPLIT_ORDER`), then method. ``text_keys`` are
+    ``extra`` keys shown as a column after ``method``: the distinct values in the group, joined
+    with "; " ("–" when no record has one), e.g. ``inputs``. Then ``seeds`` (how many) and
+    ``unit`` (distinct problems: instances, or the trajectories' problems), both counting only
+    records that report a metric value (an ``error`` record reports none; it is listed under
+    Problems). Per seed, a metric is the mean over the group's records that report it. Returns
+    None when no record has the task (so the section says so instead of an invented table).
     """
     recs = [r for r in latest_records(records) if record_task(r) == task]
     if not recs:
@@ -446,25 +519,37 @@ def task_metric_table(
     values: dict[tuple, dict[str, dict[int, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
+    texts: dict[tuple, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    seeds: dict[tuple, set[int]] = defaultdict(set)
+    problems: dict[tuple, set[str]] = defaultdict(set)
     for r in recs:
         extra = r.extra or {}
-        group = tuple(
-            str(getattr(r, g)) if hasattr(r, g) else str(extra.get(g, DASH)) for g in group_by
-        ) + (r.method,)
+        group = tuple(_group_value(r, g) for g in group_by) + (r.method,)
+        seeds[group]  # every group gets a row, even one whose records report no value
+        for k in text_keys:
+            if extra.get(k) is not None:
+                texts[group][k].add(_text_value(extra[k]))
         for k in metric_keys:
             v = extra.get(k)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
                 values[group][k][r.seed].append(float(v))
+                seeds[group].add(r.seed)
+                problems[group].add(r.problem)
     rows = []
-    for group in sorted(values, key=lambda g: tuple(str(x) for x in g)):
+    for group in sorted(seeds, key=lambda g: _group_sort_key(group_by, g)):
         row = dict(zip([*group_by, "method"], group, strict=True))
+        for k in text_keys:
+            row[k] = "; ".join(sorted(texts[group][k])) or DASH
+        row["seeds"] = str(len(seeds[group]))
+        row[unit] = str(len(problems[group]))
         for k in metric_keys:
             per_seed = [float(np.mean(v)) for _, v in sorted(values[group][k].items())]
             row[k] = (
                 f"{np.mean(per_seed):.2f} ± {np.std(per_seed, ddof=0):.2f}" if per_seed else DASH
             )
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*group_by, "method", *metric_keys])
+    columns = [*group_by, "method", *text_keys, "seeds", unit, *metric_keys]
+    return pd.DataFrame(rows, columns=columns)
 
 
 # --------------------------------------------------------------------------------------------
@@ -502,29 +587,31 @@ def _format_number(x: float, key: str) -> str:
 
 
 def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
-    """Cost per (method, domain) (DESIGN.md "Metrics": time as geometric mean over commonly solved).
+    """Cost per (method, domain, task) (DESIGN.md "Metrics": time as geometric mean over commonly
+    solved). A method with several tasks (plan and rank_successors) gets one row per task, so that
+    the wall times of one task never mix into the other's.
 
-    Columns: ``commonly solved`` (instances over the domain's splits solved by every plan method
-    there, see :func:`commonly_solved`); ``time/problem, geo-mean (s)`` (per problem, the mean wall
-    time of the method's solved-and-validated attempts, then the geometric mean over the commonly
-    solved instances); ``mean wall time, all attempts (s)``; ``attempts``; and, when any record
-    has them, the ``extra`` values of :data:`COST_EXTRA_KEYS` (per seed the first value reported,
-    then the mean over seeds).
+    Columns: ``Task``; ``commonly solved`` (instances over the domain's splits solved by every
+    plan method there, see :func:`commonly_solved`); ``time/problem, geo-mean (s)`` (per problem,
+    the mean wall time of the method's solved-and-validated attempts, then the geometric mean over
+    the commonly solved instances); ``mean wall time, all attempts (s)``; ``attempts``; and, when
+    any record has them, the ``extra`` values of :data:`COST_EXTRA_KEYS` (per seed the first value
+    reported, then the mean over seeds). The time columns are "–" for tasks other than plan.
     """
     latest = latest_records(records)
     common = commonly_solved(latest)
     extra_present = [
         (k, t) for k, t in COST_EXTRA_KEYS if any(k in (r.extra or {}) for r in latest)
     ]
-    groups: dict[tuple[str, str], list[ResultRecord]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[ResultRecord]] = defaultdict(list)
     for r in latest:
-        groups[(r.method, r.domain)].append(r)
+        groups[(r.method, r.domain, record_task(r))].append(r)
     order = {m: i for i, m in enumerate(method_order(latest))}
     rows = []
-    for method, domain in sorted(groups, key=lambda k: (order[k[0]], k[1])):
-        recs = groups[(method, domain)]
-        is_plan = record_task(recs[0]) == "plan"
-        row: dict[str, Any] = {"Method": method, "Domain": domain}
+    for method, domain, task in sorted(groups, key=lambda k: (order[k[0]], k[1], k[2])):
+        recs = groups[(method, domain, task)]
+        is_plan = task == "plan"
+        row: dict[str, Any] = {"Method": method, "Domain": domain, "Task": task}
         if is_plan:
             solved_times: dict[tuple[str, str], list[float]] = defaultdict(list)
             for r in recs:
@@ -565,6 +652,7 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
     columns = [
         "Method",
         "Domain",
+        "Task",
         "commonly solved",
         "time/problem, geo-mean (s)",
         "own solved",
@@ -692,12 +780,13 @@ def rejected_plans_table(
 ) -> pd.DataFrame:
     """Plans with outcome ``solved`` that the validator did not accept, with the validator's reason.
 
-    Covers method results and the planning stage's reference plans (source ``plan stage
-    (<planner>)``). None of them counts as solved anywhere in the report.
+    Covers method results of the ``plan`` task (other tasks produce no plan to validate) and the
+    planning stage's reference plans (source ``plan stage (<planner>)``). None of them counts as
+    solved anywhere in the report.
     """
     groups: dict[tuple, list[str]] = defaultdict(list)
     for r in latest_records(records):
-        if r.outcome == "solved" and not r.validated:
+        if record_task(r) == "plan" and r.outcome == "solved" and not r.validated:
             reason = _rejection_reason(r.validator_reason, r.validated_by)
             groups[(r.method, r.domain, r.split, reason)].append(f"{r.problem} (seed {r.seed})")
     for p in plan_records:
@@ -853,8 +942,8 @@ def consistency_notes(
     superseded = len(records) - len(latest)
     if superseded:
         notes.append(
-            f"{superseded} superseded record(s) (same method, problem and seed written again) "
-            "ignored; the last line of each attempt is used"
+            f"{superseded} superseded record(s) (same method, task, protocol, problem and seed "
+            "written again) ignored; the last line of each attempt is used"
         )
     hashes: dict[str, set[str]] = defaultdict(set)
     for r in latest:
@@ -1180,7 +1269,14 @@ def analyse(inputs: ReportInputs) -> Analysis:
         plan_summary=plan_stage_summary(inputs.plan_records, index),
         plan_failures=plan_stage_failures(inputs.plan_records),
         consistency=consistency_notes(inputs.records, inputs.plan_records, index),
-        hitk=task_metric_table(inputs.records, "rank_successors", None, ("protocol", "domain")),
+        hitk=task_metric_table(
+            inputs.records,
+            "rank_successors",
+            None,
+            ("protocol", "domain", "split"),
+            text_keys=("inputs",),
+            unit="trajectories",
+        ),
         schema=task_metric_table(inputs.records, "learn_schema", SCHEMA_KEYS, ("domain",)),
         cost=cost_table(inputs.records),
         details=detail_tables(inputs.records, inputs.plan_records, index),
@@ -1264,14 +1360,29 @@ def _coverage_md(a: Analysis) -> list[str]:
     return out
 
 
-def _task_md(title: str, table: pd.DataFrame | None, task: str, how: str) -> list[str]:
+def _task_md(
+    title: str, table: pd.DataFrame | None, task: str, how: str, description: str | None = None
+) -> list[str]:
     out = [f"## {title}", ""]
     if table is None:
         out.append(f"No `{task}` method has results yet ({how}).")
     else:
-        out.append("Mean ± population std (ddof=0) over seeds of the per-seed mean over instances.")
+        out.append(
+            description
+            or "Mean ± population std (ddof=0) over seeds of the per-seed mean over instances."
+        )
         out += ["", _md_table(table)]
     return out
+
+
+HITK_DESCRIPTION = (
+    "Successor ranking (`rank_successors` records), per protocol, domain, split and method. "
+    "`hit@k`: fraction of a reference trajectory's steps whose true successor the method ranks "
+    "in the top k among all successors of the state; per seed the mean over trajectories, then "
+    "mean ± population std (ddof=0) over seeds. `inputs`: what the method conditions on (state, "
+    "action, goal), as its records declare; `seeds`, `trajectories`: how many the cell averages "
+    "(records without values, e.g. errors listed under Problems, are not counted)."
+)
 
 
 def _cost_md(a: Analysis) -> list[str]:
@@ -1280,11 +1391,12 @@ def _cost_md(a: Analysis) -> list[str]:
         out.append("No result records yet.")
         return out
     out.append(
-        "Per method and domain. Commonly solved: instances solved and validated (in at least one "
-        "seed) by every plan method that ran on that domain/split. Time per problem: mean wall "
-        "time of the method's solved attempts, then the geometric mean over the commonly solved "
-        f"instances (times below {MIN_TIME_S} s count as {MIN_TIME_S} s). Model size and train "
-        "time come from the records' `extra` when the method reports them."
+        "Per method, domain and task. Commonly solved: instances solved and validated (in at "
+        "least one seed) by every plan method that ran on that domain/split. Time per problem: "
+        "mean wall time of the method's solved attempts, then the geometric mean over the "
+        f"commonly solved instances (times below {MIN_TIME_S} s count as {MIN_TIME_S} s); "
+        f'"{DASH}" for tasks other than plan. Model size and train time come from the records\' '
+        "`extra` when the method reports them."
     )
     out += ["", _md_table(a.cost)]
     return out
@@ -1301,11 +1413,77 @@ def _detail_md(a: Analysis) -> list[str]:
     return out
 
 
-def _published_md(tables: Sequence[PublishedTable], limits: str | None = None) -> list[str]:
+def published_group_tables(t: PublishedMatrix) -> list[tuple[str, pd.DataFrame]]:
+    """The published matrix as one table per column group: rows domain/split (harness names, the
+    paper's row order), one column per system (:attr:`PublishedColumn.heading`)."""
+    out = []
+    for group in t.groups:
+        cols = [(i, c) for i, c in enumerate(t.columns) if c.group == group]
+        df = pd.DataFrame(
+            [
+                {
+                    "Domain": r.domain,
+                    "Split": r.split,
+                    **{c.heading: r.cells[i].format() for i, c in cols},
+                }
+                for r in t.rows
+            ],
+            columns=["Domain", "Split", *(c.heading for _, c in cols)],
+        )
+        out.append((group, df))
+    return out
+
+
+def side_by_side_methods(t: PublishedMatrix, cov: pd.DataFrame) -> list[str]:
+    """Harness methods with plan results (in ``cov``) that have a column in ``t``, column order."""
+    measured = set(cov["method"]) if not cov.empty else set()
+    return [m for m in t.methods if m in measured]
+
+
+def measured_cell(cov: pd.DataFrame, domain: str, split: str, method: str) -> str:
+    """The coverage cell of (domain, split, method) as the Coverage table writes it (no bold):
+    ``"0.67 ± 0.27 (n=3)"``, "no instances", or "–" (no records, or not in this run's suite)."""
+    hit = cov[(cov["domain"] == domain) & (cov["split"] == split) & (cov["method"] == method)]
+    if hit.empty:
+        return DASH
+    r = hit.iloc[0]
+    if r["status"] == "no instances":
+        return NO_INSTANCES
+    if r["status"] != "ok":
+        return DASH
+    return format_coverage_cell(r["mean"], r["std"], int(r["n"]))
+
+
+def side_by_side_table(t: PublishedMatrix, method: str, cov: pd.DataFrame) -> pd.DataFrame:
+    """Rows: the published (domain, split) rows in harness order (domains sorted, splits in
+    :data:`SPLIT_ORDER`); columns ``measured (this run)`` (from ``cov``, as in Coverage) and
+    ``published (<table>)`` (the method's column of ``t``)."""
+    col = t.column(method)
+    if col is None:
+        raise KeyError(f"{t.key}: no column for method {method!r}")
+    i = t.columns.index(col)
+    published = f"published ({t.table})"
+    rows = [
+        {
+            "Domain": r.domain,
+            "Split": r.split,
+            "measured (this run)": measured_cell(cov, r.domain, r.split, method),
+            published: r.cells[i].format(),
+        }
+        for r in sorted(t.rows, key=lambda r: (r.domain, split_sort_key(r.split)))
+    ]
+    return pd.DataFrame(rows, columns=["Domain", "Split", "measured (this run)", published])
+
+
+def _published_md(
+    tables: Sequence[PublishedMatrix],
+    limits: str | None = None,
+    coverage: pd.DataFrame | None = None,
+) -> list[str]:
     out = ["## Published reference rows", ""]
     out.append(
         "Numbers copied from the papers, not measured by this run. They never enter the "
-        "measured tables above."
+        "measured tables above or `metrics.json`."
     )
     if limits:
         out.append(
@@ -1313,20 +1491,43 @@ def _published_md(tables: Sequence[PublishedTable], limits: str | None = None) -
             "limit or other instances is context, not a like-for-like comparison: a shorter A* "
             "limit lowers extrapolation coverage."
         )
+    cov = coverage if coverage is not None else pd.DataFrame(columns=list(COVERAGE_COLUMNS))
     for t in tables:
-        out += ["", f"### {t.label}", "", f"Metric: {t.metric}."]
-        out += [f"- {note}" for note in t.notes]
-        df = pd.DataFrame(
-            [
-                {
-                    "Domain (paper)": r.label,
-                    **{s: (DASH if r.value(s) is None else f"{r.value(s):.2f}") for s in t.splits},
-                }
-                for r in t.rows
-            ],
-            columns=["Domain (paper)", *t.splits],
+        out += ["", f"### {t.label}", ""]
+        out += [f"Source: {t.paper_file}, {t.table} (\"{t.caption}\").", ""]
+        labels = ", ".join(
+            f"{d} = {h}" for d, h in dict.fromkeys((r.domain_label, r.domain) for r in t.rows)
         )
-        out += ["", _md_table(df)]
+        splits = ", ".join(
+            f"{s} = {h}" for s, h in dict.fromkeys((r.split_label, r.split) for r in t.rows)
+        )
+        out.append(
+            f"Rows in harness names (paper: {labels}; {splits}). Columns are the paper's systems; "
+            "a harness method in parentheses marks the column the side-by-side view below "
+            "aligns with. Cells: mean ± std as published (no std: a single run)."
+        )
+        out += [""] + [f"- {note}" for note in t.notes]
+        for group, df in published_group_tables(t):
+            out += ["", f"{group}:", "", _md_table(df)]
+        methods = side_by_side_methods(t, cov)
+        out += ["", f"### Side by side: measured (this run) vs published ({t.table})", ""]
+        out.append(
+            f"For each harness method with plan results here and a column in {t.table} of "
+            f"'{t.paper_title}'. \"measured (this run)\": computed from this run's records "
+            "exactly as in Coverage (mean ± population std over seeds, n = instances; "
+            f'"{DASH}": no records there). "published": copied from the paper, on the paper\'s '
+            "instances and limits (see the notes above); context, not a like-for-like comparison."
+        )
+        if not methods:
+            out += ["", "No method measured here has a published column yet."]
+        for m in methods:
+            col = t.column(m)
+            out += ["", f"#### {m} (published column: {col.label})", ""]
+            out.append(_md_table(side_by_side_table(t, m, cov)))
+        missing = [m for m in t.methods if m not in methods]
+        if missing:
+            names = ", ".join(f"`{m}`" for m in missing)
+            out += ["", f"Published columns without plan results here: {names}."]
     return out
 
 
@@ -1334,7 +1535,7 @@ def render_leaderboard(
     a: Analysis,
     info: Mapping,
     plots: Sequence[tuple[str, str]] = (),
-    published: Sequence[PublishedTable] = PUBLISHED_TABLES,
+    published: Sequence[PublishedMatrix] = PUBLISHED_TABLES,
 ) -> str:
     """The whole ``leaderboard.md`` text (pure: same arguments, same string).
 
@@ -1355,6 +1556,7 @@ def render_leaderboard(
         a.hitk,
         "rank_successors",
         "records whose `extra` has `task: rank_successors` or `hit@k`/`acc@k` values",
+        HITK_DESCRIPTION,
     ) + [""]
     lines += _task_md(
         "Schema learning",
@@ -1364,7 +1566,7 @@ def render_leaderboard(
     ) + [""]
     lines += _cost_md(a) + [""]
     lines += _detail_md(a) + [""]
-    lines += _published_md(published, info.get("planner_limits")) + [""]
+    lines += _published_md(published, info.get("planner_limits"), a.coverage) + [""]
     lines += ["## Plots", ""]
     for caption, link in plots:
         lines += [f"![{caption}]({link})", "", f"{caption}: [{link}]({link})", ""]
