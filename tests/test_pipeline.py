@@ -86,7 +86,7 @@ def test_evaluate_classical_methods_and_validate_every_plan(planned):
     for r in walk:
         if r["outcome"] == "solved":
             assert r["validated"] and r["plan_length"] <= params["methods"]["random_walk"]["horizon"]
-            e = next(e for e in ps.entries if e.problem == r["problem"])
+            e = next(e for e in ps.entries if e.key == (r["domain"], r["split"], r["problem"]))
             assert validate_plan(ps.domain_file(e.domain), ps.problem_file(e), r["plan"]).valid
 
 

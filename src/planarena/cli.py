@@ -31,11 +31,9 @@ def stage_main(fn: Callable, *args, params_file: str = "params.yaml") -> None:
     Expected input errors (bad params, malformed PDDL, missing suite directory) exit with status 1 and
     a one-line message naming the file or param, instead of a traceback.
     """
-    from .pddl import PDDLError
-
     try:
         fn(load_params(params_file), Layout(), *args)
-    except (ConfigError, PDDLError, FileNotFoundError, KeyError) as exc:
+    except (ValueError, FileNotFoundError, KeyError) as exc:  # ConfigError, PDDLError, ... are ValueErrors
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"error: {msg}", file=sys.stderr)
         raise SystemExit(1) from None

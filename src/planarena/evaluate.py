@@ -95,18 +95,18 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     kept = [r for r in old if r.get("config_hash") == fingerprint]
     if len(kept) != len(old):
         write_jsonl(out, kept)
-    done = {(r["domain"], r["split"], r["problem"], r["seed"]) for r in kept}
+    done = {(_task(r), r["domain"], r["split"], r["problem"], r["seed"]) for r in kept}
 
-    splits = get(params, "evaluation.splits")
+    splits = method.config.get("splits") or get(params, "evaluation.splits")
     time_limit = float(method.config.get("time_limit", get(params, "evaluation.time_limit")))
     todo: list[tuple[ProblemEntry, int]] = [
         (e, seed)
         for e in ps.entries
-        if e.split in splits
+        if e.split in splits and "plan" in method.tasks
         for seed in _seeds(method, params)
-        if (e.domain, e.split, e.problem, seed) not in done
+        if ("plan", e.domain, e.split, e.problem, seed) not in done
     ]
-    print(f"evaluate {instance}: {len(done)} records kept, {len(todo)} to run")
+    print(f"evaluate {instance}: {len(done)} records kept, {len(todo)} plan attempts to run")
 
     def attempt(item: tuple[ProblemEntry, int]) -> tuple[Attempt, float]:
         entry, seed = item
@@ -130,7 +130,47 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
             writer.write(_record(method, ps, entry, seed, res, elapsed, fingerprint, train_facts).to_dict())
         if pool:
             pool.shutdown()
+        if "rank_successors" in method.tasks:
+            _rank_successors(method, params, layout, ps, done, fingerprint, train_facts, writer)
     return out
+
+
+def _task(row: dict) -> str:
+    return (row.get("extra") or {}).get("task", "plan")
+
+
+def _rank_successors(method: Method, params: dict, layout: Layout, ps: ProblemSet, done: set,
+                     fingerprint: str, train_facts: dict, writer: JsonlWriter) -> None:
+    """Successor-ranking protocol (Hit@k, teacher forcing) on the reference trajectories of
+    ``methods.<name>.rank_splits`` (default: every evaluation split but train); one record per
+    (trajectory, seed), ``extra.task = rank_successors``, ``extra.protocol = successor_set``."""
+    from .trajectories import load_trajectories
+
+    splits = method.config.get("rank_splits") or [s for s in get(params, "evaluation.splits") if s != "train"]
+    todo = [
+        (traj, seed)
+        for domain in ps.domains
+        for split in splits
+        for traj in load_trajectories(layout.trajectories, domain, split)
+        for seed in _seeds(method, params)
+        if ("rank_successors", domain, split, traj.problem, seed) not in done
+    ]
+    entries = {e.key: e for e in ps.entries}
+    for traj, seed in tqdm(todo, desc=f"rank successors {method.name}"):
+        start = time.perf_counter()
+        try:
+            hits, outcome, reason = method.rank(traj, seed), "solved", None
+        except Exception as exc:
+            hits, outcome, reason = {}, "error", f"{type(exc).__name__}: {exc}"
+        e = entries.get((traj.domain, traj.split, traj.problem))
+        writer.write(ResultRecord(
+            method=method.name, family=method.family, domain=traj.domain, split=traj.split,
+            problem=traj.problem, seed=seed, outcome=outcome, failure_reason=reason,
+            wall_time=round(time.perf_counter() - start, 4), size=e.size if e else None,
+            objects=e.objects if e else None, config_hash=fingerprint,
+            extra={"task": "rank_successors", "protocol": "successor_set", "reference_plan": traj.plan_source,
+                   **train_facts, **hits},
+        ).to_dict())
 
 
 def _record(method: Method, ps: ProblemSet, entry: ProblemEntry, seed: int, res: Attempt,
@@ -159,5 +199,5 @@ def _record(method: Method, ps: ProblemSet, entry: ProblemEntry, seed: int, res:
         objects=entry.objects,
         config_hash=fingerprint,
         plan=res.plan,
-        extra={"tasks": sorted(method.tasks), **train_facts, **res.extra},
+        extra={"task": "plan", "tasks": sorted(method.tasks), **train_facts, **res.extra},
     )

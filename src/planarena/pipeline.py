@@ -63,10 +63,14 @@ def run_plan_stage(params: dict, layout: Layout) -> list[dict]:
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    # `planners.splits` (default: all) limits reference planning, e.g. to train/validation when a
+    # large test split only needs evaluation, not reference trajectories
+    only = planners.get("splits")
+    entries = [e for e in ps.entries if not only or e.split in only]
     records = run_parallel(
-        lambda e: plan_problem(ps, e, planners, cache), ps.entries, n_jobs(params), desc="plan (Fast Downward)"
+        lambda e: plan_problem(ps, e, planners, cache), entries, n_jobs(params), desc="plan (Fast Downward)"
     )
-    for entry, rec in tqdm(list(zip(ps.entries, records)), desc="validate plans", leave=False):
+    for entry, rec in tqdm(list(zip(entries, records)), desc="validate plans", leave=False):
         rec["validated"], rec["validated_by"], rec["validator_reason"] = False, None, None
         if rec["plan"] is None:
             continue

@@ -244,8 +244,8 @@ def plan_with_fallback(
     """The state-centric paper's Stage 1: A*+LM-cut, then (if it did not solve) the fallback.
 
     ``planners`` is ``params['planners']``: ``astar_lmcut`` and ``lama_first`` blocks with
-    ``time_limit`` (s) and ``memory_limit_mb``, and ``fallback`` (name of the fallback
-    configuration, or null to disable). Returns the attempts in order; the last solved one is kept.
+    ``time_limit`` (s) and ``memory_limit_mb``, ``fallback`` (name of the fallback configuration,
+    or null to disable) and ``splits`` (splits that get reference plans; null: all). Returns the attempts in order; the last solved one is kept.
     """
     attempts = []
     primary = planners.get("primary", "astar_lmcut")

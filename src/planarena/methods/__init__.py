@@ -18,6 +18,7 @@ REGISTRY: dict[str, str] = {
     "fd_astar_lmcut": "planarena.methods.classical:FastDownwardAStarLMCut",
     "fd_lama": "planarena.methods.classical:FastDownwardLAMA",
     "random_walk": "planarena.methods.random_walk:RandomWalk",
+    "state_centric": "planarena.methods.state_centric:StateCentric",
 }
 
 
