@@ -769,3 +769,13 @@ def test_declared_domains_and_splits_from_params():
     assert report.declared_domains(params) == ("gripper", "visitall")
     assert report.declared_splits(params) == ("validation", "extrapolation")
     assert report.declared_domains({}) == () and report.declared_splits({}) == ()
+
+
+def test_decode_time_per_step_is_averaged_over_attempts():
+    records = [
+        rec("m", "blocksworld", "validation", "p1", 0, extra={"time_per_step_s": 0.1}),
+        rec("m", "blocksworld", "validation", "p2", 0, extra={"time_per_step_s": 0.3}),
+        rec("m", "blocksworld", "validation", "p1", 1, extra={"time_per_step_s": 0.2}),
+    ]
+    cost = report.cost_table(records).set_index("Method")
+    assert cost.loc["m", "decode time per step (s)"] == "0.2000"

@@ -76,7 +76,11 @@ COST_EXTRA_KEYS: tuple[tuple[str, str], ...] = (
     ("parameters", "parameters"),
     ("tree_nodes", "tree nodes"),
     ("train_time_s", "train time (s)"),
+    ("time_per_step_s", "decode time per step (s)"),
 )
+
+#: cost keys that vary per attempt: averaged over all records, not taken once per seed
+PER_ATTEMPT_COST_KEYS = frozenset({"time_per_step_s"})
 
 #: ``extra`` keys of ``learn_schema`` records shown in the Schema learning section (DESIGN.md
 #: "Leaderboards": precision, recall, N_s/N_c/N_sc).
@@ -583,6 +587,8 @@ def commonly_solved(records: Iterable[ResultRecord]) -> dict[tuple[str, str], fr
 def _format_number(x: float, key: str) -> str:
     if key == "train_time_s":
         return f"{x:.1f}"
+    if key == "time_per_step_s":
+        return f"{x:.4f}"
     return f"{int(round(x)):,}" if float(x).is_integer() else f"{x:,.1f}"
 
 
@@ -641,13 +647,14 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
         row["attempts"] = str(len(recs))
         for key, title in extra_present:
             per_seed: dict[int, float] = {}
+            every: list[float] = []
             for r in recs:
                 v = (r.extra or {}).get(key)
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     per_seed.setdefault(r.seed, float(v))
-            row[title] = (
-                _format_number(float(np.mean(list(per_seed.values()))), key) if per_seed else DASH
-            )
+                    every.append(float(v))
+            values = every if key in PER_ATTEMPT_COST_KEYS else list(per_seed.values())
+            row[title] = _format_number(float(np.mean(values)), key) if values else DASH
         rows.append(row)
     columns = [
         "Method",
