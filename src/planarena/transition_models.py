@@ -241,6 +241,15 @@ class TransitionModel:
         raise NotImplementedError
 
     # -- shared helpers --------------------------------------------------------------------------
+    def _teacher_forced_inputs(self, states, goal, include_last: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Checked float32 ``(states to predict from, goal)`` for :meth:`predict_teacher_forced`."""
+        self._require_fitted()
+        states = np.asarray(states, dtype=np.float32)
+        goal = np.asarray(goal, dtype=np.float32)
+        if states.ndim != 2 or states.shape[1] != self.dim or goal.shape != (self.dim,):
+            raise ValueError(f"states {states.shape}, goal {goal.shape}; expected (T+1, {self.dim}) and ({self.dim},)")
+        return (states if include_last else states[:-1]), goal
+
     def _require_fitted(self) -> None:
         if not self.fitted:
             raise RuntimeError(f"{type(self).__name__}: not fitted (call fit() or load())")
@@ -578,12 +587,7 @@ class LSTMTransitionModel(TransitionModel):
         """See :meth:`TransitionModel.predict_teacher_forced` (one LSTM pass from a zero state)."""
         import torch
 
-        self._require_fitted()
-        states = np.asarray(states, dtype=np.float32)
-        goal = np.asarray(goal, dtype=np.float32)
-        if states.ndim != 2 or states.shape[1] != self.dim or goal.shape != (self.dim,):
-            raise ValueError(f"states {states.shape}, goal {goal.shape}; expected (T+1, {self.dim}) and ({self.dim},)")
-        src = states if include_last else states[:-1]
+        src, goal = self._teacher_forced_inputs(states, goal, include_last)
         if len(src) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         x = torch.tensor(self.transform(src))[None]
@@ -848,12 +852,7 @@ class XGBTransitionModel(TransitionModel):
 
     def predict_teacher_forced(self, states, goal, include_last: bool = False):
         """See :meth:`TransitionModel.predict_teacher_forced` (rows are independent)."""
-        self._require_fitted()
-        states = np.asarray(states, dtype=np.float32)
-        goal = np.asarray(goal, dtype=np.float32)
-        if states.ndim != 2 or states.shape[1] != self.dim or goal.shape != (self.dim,):
-            raise ValueError(f"states {states.shape}, goal {goal.shape}; expected (T+1, {self.dim}) and ({self.dim},)")
-        src = states if include_last else states[:-1]
+        src, goal = self._teacher_forced_inputs(states, goal, include_last)
         if len(src) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
         v, _ = self.step(src, goal)
