@@ -43,6 +43,7 @@ plus ``weights.pt`` (LSTM ``state_dict``) or ``booster.ubj`` and ``targets.npz``
 
 from __future__ import annotations
 
+import abc
 import json
 import math
 import time
@@ -95,7 +96,7 @@ def normalise_rows(x: np.ndarray, how: str) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 
 
-class TransitionModel:
+class TransitionModel(abc.ABC):
     """Common interface: ``f(phi(s_t), phi(g)) -> v_t`` trained on trajectories.
 
     Construct with ``Model(mode="delta", dim=None, params=None, **overrides)``: hyperparameters are
@@ -145,9 +146,11 @@ class TransitionModel:
         """Raise :class:`ConfigError` for a hyperparameter value the model cannot use."""
 
     @property
+    @abc.abstractmethod
     def fitted(self) -> bool:
-        raise NotImplementedError
+        """Whether the model has been trained or loaded."""
 
+    @abc.abstractmethod
     def fit(self, train: Sequence[Trajectory], val: Sequence[Trajectory] | None = None,
             seed: int = 0) -> dict:
         """Train on ``train``; early-stop on ``val`` (on ``train`` when ``val`` has no transitions).
@@ -155,8 +158,8 @@ class TransitionModel:
         Returns training facts (see the subclass). Raises :class:`DivergedError` on a non-finite
         loss and ``ValueError`` for malformed data or no training transitions.
         """
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def step(self, phi_s: np.ndarray, phi_g: np.ndarray, rec_state: Any = None) -> tuple[np.ndarray, Any]:
         """One decoding step for a batch of B beams.
 
@@ -169,8 +172,8 @@ class TransitionModel:
             ``(v_t, new_rec_state)``: ``v_t`` float32 ``(B, D)``, the target embedding to match
             against successor embeddings (``phi_s + Delta_hat`` in delta mode).
         """
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def predict_teacher_forced(self, states: np.ndarray, goal: np.ndarray,
                                include_last: bool = False) -> np.ndarray:
         """Targets ``v_t`` along a given trajectory (true states fed at every step).
@@ -179,7 +182,6 @@ class TransitionModel:
         ``v_t`` after seeing ``s_0 .. s_t`` (compare with ``states[t+1]``); with ``include_last``
         ``(T+1, D)``, adding the prediction from the last state.
         """
-        raise NotImplementedError
 
     def initial_state(self, batch_size: int) -> Any:
         """Recurrent state before the first step of ``batch_size`` beams (``None``: stateless)."""
@@ -234,11 +236,13 @@ class TransitionModel:
         model._load_payload(directory)
         return model
 
+    @abc.abstractmethod
     def _save_payload(self, directory: Path) -> None:
-        raise NotImplementedError
+        """Write the subclass's weights or booster into ``directory``."""
 
+    @abc.abstractmethod
     def _load_payload(self, directory: Path) -> None:
-        raise NotImplementedError
+        """Read what :meth:`_save_payload` wrote."""
 
     # -- shared helpers --------------------------------------------------------------------------
     def _teacher_forced_inputs(self, states, goal, include_last: bool) -> tuple[np.ndarray, np.ndarray]:

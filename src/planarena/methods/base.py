@@ -84,5 +84,10 @@ class Method:
         """Load what :meth:`train` saved (default: nothing)."""
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
-        """Try to solve ``task``; must not raise for ordinary failures (return an outcome instead)."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement the plan task")
+        """Try to solve ``task``; must not raise for ordinary failures (return an outcome instead).
+
+        Raises:
+            TypeError: the method does not override this, i.e. it cannot do the ``plan`` task (the
+                evaluator only calls it for methods whose ``tasks`` include ``plan``).
+        """
+        raise TypeError(f"{type(self).__name__} declares tasks {sorted(self.tasks)} but does not implement solve()")
