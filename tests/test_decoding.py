@@ -203,3 +203,15 @@ def test_rank_successors_with_oracle_is_perfect():
     phis = enc.states([atoms_of(s) for s in states])
     out = rank_successors_along(problem, plan, enc, Oracle(phis, "state"), "state")
     assert out["hit@1"] == 1.0 and out["steps"] == 4 and out["mean_candidates"] >= 1
+
+
+def test_rank_successors_embeds_a_trajectory_in_one_call():
+    domain, prob = str(TINY / "domain.pddl"), str(TINY / "three.pddl")
+    problem = load_problem(domain, prob)
+    plan = read_plan_file(TINY / "three.plan")
+    states, _ = replay(problem, plan)
+    enc = OneHot(_vocab(problem), [])
+    oracle = Oracle(enc.states([atoms_of(s) for s in states]), "delta")
+    enc.calls = 0
+    out = rank_successors_along(problem, plan, enc, oracle, "delta")
+    assert enc.calls == 1 and oracle.calls == len(plan) and out["hit@1"] == 1.0

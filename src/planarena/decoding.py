@@ -225,7 +225,8 @@ def rank_successors_along(
 
     For each step t of the replayed plan: the model gets the *true* s_t (and carries its recurrent
     state along the true trajectory), all successors of s_t are ranked by distance to v_t, and the
-    recorded s_{t+1} scores :func:`hit_at_k`. Returns the mean of each ``hit@k`` over steps, plus
+    recorded s_{t+1} scores :func:`hit_at_k`. The states and all successors of the trajectory are
+    embedded in one ``encoder.states`` call. Returns the mean of each ``hit@k`` over steps, plus
     ``steps`` and ``mean_candidates``. A trajectory without steps returns ``steps = 0`` only.
     """
     from .pddl import replay
@@ -234,22 +235,23 @@ def rank_successors_along(
     if len(states) < 2:
         return {"steps": 0}
     metric = DecodeSettings(metric=metric_setting).resolved_metric(mode)
-    phi_states = encoder.states([atoms_of(s) for s in states])
+    n = len(states) - 1
+    # successors of every step, embedded together with the trajectory's states in ONE call
+    succs = [list({a.apply(s) for a in s.generate_applicable_actions()}) for s in states[:-1]]
+    bounds = np.cumsum([len(states)] + [len(c) for c in succs])
+    phi_all = encoder.states([atoms_of(s) for s in states] + [atoms_of(s) for c in succs for s in c])
     phi_g = encoder.goal()[None, :]
     rec = model.initial_state(1)
     sums = {f"hit@{k}": 0.0 for k in ks}
-    n_cand = 0
-    for t in range(len(states) - 1):
-        v, rec = model.step(phi_states[t : t + 1], phi_g, rec)
-        succs = list({a.apply(states[t]) for a in states[t].generate_applicable_actions()})
-        n_cand += len(succs)
-        phi = encoder.states([atoms_of(s) for s in succs])
-        dist = distances(phi, np.repeat(v, len(succs), axis=0), metric)
-        true_idx = succs.index(states[t + 1])
+    for t in range(n):
+        v, rec = model.step(phi_all[t : t + 1], phi_g, rec)
+        phi = phi_all[bounds[t] : bounds[t + 1]]
+        dist = distances(phi, np.repeat(v, len(phi), axis=0), metric)
+        true_idx = succs[t].index(states[t + 1])
         others = np.delete(dist, true_idx)
         for key, val in hit_at_k(float(dist[true_idx]), others, ks).items():
             sums[key] += val
-    n = len(states) - 1
+    n_cand = sum(len(c) for c in succs)
     out = {key: val / n for key, val in sums.items()}
     out.update(steps=n, mean_candidates=n_cand / n)
     return out

@@ -188,7 +188,8 @@ def _record(method: Method, ps: ProblemSet, entry: ProblemEntry, seed: int, res:
         seed=seed,
         outcome=res.outcome,
         plan_length=len(res.plan) if res.plan is not None else None,
-        plan_cost=float(len(res.plan)) if res.plan is not None else None,
+        # a planner's reported cost when it gives one, else unit cost (every built-in domain is unit-cost)
+        plan_cost=float(res.extra.get("cost") or len(res.plan)) if res.plan is not None else None,
         validated=validated,
         validated_by=by,
         validator_reason=reason,
