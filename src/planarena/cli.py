@@ -45,6 +45,8 @@ STAGES = {
     "trajectories": "planarena.pipeline:run_trajectories_stage",
     "embed_wl": "planarena.embed_wl:run_stage",
     "embed_text": "planarena.embed_text:run_stage",
+    "acp_data": "planarena.acp:run_stage",
+    "embed_acp": "planarena.embed_acp:run_stage",
     "train": "planarena.evaluate:run_train_stage",
     "evaluate": "planarena.evaluate:run_evaluate_stage",
     "report": "planarena.report:run_stage",

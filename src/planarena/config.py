@@ -136,6 +136,11 @@ class Layout:
         return self.root / "results"
 
     @property
+    def acp(self) -> Path:
+        """Transition datasets of the ACPBench domains (EmbedPlan): ``acp/<domain>/...``."""
+        return self.root / "acp"
+
+    @property
     def cache(self) -> Path:
         """Content-addressed caches that survive stage reruns (planner runs, text embeddings)."""
         return self.root / "cache"

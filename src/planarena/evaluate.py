@@ -130,8 +130,16 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
             writer.write(_record(method, ps, entry, seed, res, elapsed, fingerprint, train_facts).to_dict())
         if pool:
             pool.shutdown()
-        if "rank_successors" in method.tasks:
+        if "rank_successors" in method.tasks and "successor_set" in method.successor_protocols:
             _rank_successors(method, params, layout, ps, done, fingerprint, train_facts, writer)
+        if "rank_successors" in method.tasks and "pool" in method.successor_protocols:
+            done_pool = {((r.get("extra") or {}).get("protocol"), r["domain"], r["split"], r["problem"], r["seed"])
+                         for r in kept if _task(r) == "rank_successors"}
+            n = 0
+            for rec in tqdm(method.pool_records(done_pool, fingerprint, train_facts), desc=f"pool Hit@k {instance}"):
+                writer.write(rec)
+                n += 1
+            print(f"evaluate {instance}: {n} pool Hit@k records written")
     return out
 
 

@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "fd_lama": "planarena.methods.classical:FastDownwardLAMA",
     "random_walk": "planarena.methods.random_walk:RandomWalk",
     "state_centric": "planarena.methods.state_centric:StateCentric",
+    "embedplan": "planarena.methods.embedplan:EmbedPlan",
 }
 
 

@@ -65,6 +65,10 @@ class Method:
     stochastic: ClassVar[bool] = True
     parallel: ClassVar[bool] = False
     uses_params: ClassVar[tuple[str, ...]] = ()
+    #: Hit@k protocols of a ``rank_successors`` method: ``successor_set`` (rank every successor of
+    #: the suite's reference trajectories through :meth:`rank`) and/or ``pool`` (the EmbedPlan
+    #: candidate-pool protocols over the ACPBench-domain datasets, through :meth:`pool_records`).
+    successor_protocols: ClassVar[tuple[str, ...]] = ("successor_set",)
 
     def __init__(self, name: str, config: dict, params: dict, layout: Layout):
         self.name = name
@@ -82,6 +86,16 @@ class Method:
 
     def load(self, model_dir: Path) -> None:
         """Load what :meth:`train` saved (default: nothing)."""
+
+    def pool_records(self, done: set, fingerprint: str, train_facts: dict):
+        """Yield result-record dicts of the pool Hit@k protocols (methods whose
+        :attr:`successor_protocols` include ``pool``); ``done`` holds the
+        ``(protocol, domain, split, problem, seed)`` keys already recorded.
+
+        Raises:
+            TypeError: the method declares no ``pool`` protocol implementation.
+        """
+        raise TypeError(f"{type(self).__name__} declares the pool protocol but does not implement pool_records()")
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """Try to solve ``task``; must not raise for ordinary failures (return an outcome instead).

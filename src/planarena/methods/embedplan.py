@@ -1,0 +1,216 @@
+"""EmbedPlan (``../shared/papers/embedplan-latent-transitions.txt``): transition models over frozen
+sentence embeddings, evaluated by pool Hit@k under the six protocols of its Appendix A.
+
+One registered class, ``embedplan``; params blocks choose the transition network
+(``arch: mlp | hyper``) or the untrained floor (``untrained: true``: the same network with random
+weights, Appendix D.6). Data: the ACPBench-domain datasets (stage ``acp_data``) embedded by every
+encoder of ``acp.encoders`` (stage ``embed_acp``); protocols and seeds from the ``embedplan``
+params block. The method has no ``plan`` task: it enters the Hit@k leaderboard only.
+
+Train stage: for every (encoder, protocol, seed, task of :func:`planarena.protocols.protocol_tasks`)
+one model, saved as ``<model_dir>/<encoder slug>/<protocol>/<train_key>/seed<k>.pt`` with its
+facts in ``facts.json``. A diverged run keeps its best weights and is recorded as ``diverged``.
+Evaluate stage: one result record per (encoder, protocol, train key, test domain, seed) with
+``hit@1/5/10`` (pool of ``embedplan.pool_size``), ``acc@1/5/10`` (action disambiguation over every
+applicable ground action) and the teacher-forced ``plan_mean_hit@5`` / ``plan_exact_hit@5``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..config import get
+from ..records import ResultRecord
+from .base import Method
+
+FAMILY = "embedplan-latent-transitions"
+
+
+class EmbedPlan(Method):
+    """EmbedPlan residual-MLP / hypernetwork transition model, or its untrained floor.
+
+    Config (``methods.<name>``): ``arch`` (``mlp``/``hyper``), ``untrained`` (bool),
+    ``model_params`` (overrides of ``embedplan.model``, see
+    :class:`planarena.embedplan.EmbedPlanConfig`), ``protocols`` (default ``embedplan.protocols``),
+    ``seeds`` (default ``evaluation.seeds``).
+    """
+
+    family = FAMILY
+    tasks = frozenset({"rank_successors"})
+    stochastic = True
+    successor_protocols = ("pool",)
+    uses_params = ("acp", "embedplan", "embed_text")
+
+    # -- configuration -----------------------------------------------------------------------
+
+    def _cfg(self):
+        from ..embedplan import EmbedPlanConfig
+
+        shared = dict(get(self.params, "embedplan.model", {}) or {})
+        shared.update(self.config.get("model_params") or {})
+        shared["arch"] = self.config.get("arch", shared.get("arch", "mlp"))
+        return EmbedPlanConfig.from_dict(shared)
+
+    def _protocols(self) -> list[str]:
+        from ..protocols import PROTOCOLS
+
+        protos = list(self.config.get("protocols") or get(self.params, "embedplan.protocols", PROTOCOLS))
+        bad = [p for p in protos if p not in PROTOCOLS]
+        if bad:
+            raise ValueError(f"params: methods.{self.name}.protocols has unknown {bad}; valid: {list(PROTOCOLS)}")
+        return protos
+
+    def _seeds(self) -> list[int]:
+        return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
+
+    def _corpora(self):
+        """``(encoder name, slug, Corpus)`` per encoder of ``acp.encoders``."""
+        from ..acp import domains_available
+        from ..embed_acp import acp_encoders
+        from ..embed_text import encoder_slug
+        from ..protocols import build_corpus
+
+        have = set(domains_available(self.layout.acp))
+        domains = [d for d in get(self.params, "acp.domains") if d in have]
+        if not domains:
+            raise FileNotFoundError(f"{self.layout.acp}: no ACP datasets for acp.domains; run acp_data")
+        for enc in acp_encoders(self.params):
+            slug = encoder_slug(enc)
+            yield enc, slug, build_corpus(self.layout.acp, self.layout.embeddings / "acp" / slug, domains)
+
+    def _new_model(self, corpus, seed: int):
+        import torch
+
+        from ..embedplan import build_model
+
+        torch.manual_seed(seed)
+        d = corpus.table.state_emb.shape[1]
+        return build_model(self._cfg(), d, corpus.table.action_emb.shape[1])
+
+    # -- train -------------------------------------------------------------------------------
+
+    def train(self, model_dir: Path) -> dict:
+        """Train one model per (encoder, protocol, seed, task); see the module docstring."""
+        import torch
+
+        from ..embedplan import count_parameters, train
+        from ..protocols import protocol_tasks
+
+        cfg = self._cfg()
+        untrained = bool(self.config.get("untrained", False))
+        facts: dict = {"arch": cfg.arch, "untrained": untrained, "encoders": {}}
+        total_time, params_count = 0.0, None
+        for enc, slug, corpus in self._corpora():
+            enc_facts: dict = {"counts": corpus.counts, "runs": {}}
+            for protocol in self._protocols():
+                for seed in self._seeds():
+                    for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2)):
+                        key = f"{protocol}/{task.train_key}/seed{seed}"
+                        if task.skipped:
+                            enc_facts["runs"][key] = {"status": "skipped", "reason": task.skipped}
+                            continue
+                        model = self._new_model(corpus, seed)
+                        params_count = count_parameters(model)
+                        if untrained:
+                            enc_facts["runs"][key] = {"status": "ok", "untrained": True,
+                                                      "train_transitions": int(len(task.train_rows))}
+                            continue
+                        res = train(model, corpus.table, task.train_rows, cfg, seed)
+                        total_time += res.train_time_s
+                        out = model_dir / slug / protocol / task.train_key
+                        out.mkdir(parents=True, exist_ok=True)
+                        torch.save(model.state_dict(), out / f"seed{seed}.pt")
+                        run = res.to_dict()
+                        run.pop("history")
+                        run["train_transitions"] = int(len(task.train_rows))
+                        enc_facts["runs"][key] = run
+                        (out / f"seed{seed}.json").write_text(json.dumps(res.to_dict(), indent=1) + "\n")
+            facts["encoders"][slug] = enc_facts
+        facts["parameters"] = params_count
+        facts["train_time_s"] = round(total_time, 3)
+        (model_dir / "facts.json").write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
+        return {"parameters": params_count, "train_time_s": round(total_time, 3),
+                "runs": sum(len(e["runs"]) for e in facts["encoders"].values()),
+                "counts": {s: e["counts"] for s, e in facts["encoders"].items()}}
+
+    def load(self, model_dir: Path) -> None:
+        self.model_dir = model_dir
+        f = model_dir / "facts.json"
+        self._facts = json.loads(f.read_text()) if f.exists() else {}
+
+    # -- evaluate ----------------------------------------------------------------------------
+
+    def pool_records(self, done: set, fingerprint: str, train_facts: dict):
+        """Yield one :class:`ResultRecord` (as dict) per (encoder, protocol, train key, test domain,
+        seed) not in ``done`` (keys ``(protocol, domain, split, problem, seed)``)."""
+        import torch
+
+        from ..embedplan import evaluate_rows, hit_metrics, plan_metrics, project_states
+        from ..protocols import protocol_tasks
+
+        pool = int(get(self.params, "embedplan.pool_size", 128))
+        pessimistic = bool(get(self.params, "embedplan.pessimistic_ties", False))
+        untrained = bool(self.config.get("untrained", False))
+        facts = getattr(self, "_facts", {}) or {}
+        for enc, slug, corpus in self._corpora():
+            runs = ((facts.get("encoders") or {}).get(slug) or {}).get("runs") or {}
+            for protocol in self._protocols():
+                for seed in self._seeds():
+                    for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2)):
+                        if task.skipped:
+                            continue
+                        split = _split_label(protocol, task.train_key)
+                        todo = [t for t in task.tests if (protocol, t.domain, split, slug, seed) not in done]
+                        if not todo:
+                            continue
+                        run = runs.get(f"{protocol}/{task.train_key}/seed{seed}", {})
+                        model, outcome, reason = self._new_model(corpus, seed), "solved", None
+                        weights = getattr(self, "model_dir", self.layout.models / self.name) / slug / protocol / task.train_key / f"seed{seed}.pt"
+                        if not untrained:
+                            if not weights.exists():
+                                outcome, reason = "error", f"no trained model {weights}; run the train stage"
+                            else:
+                                model.load_state_dict(torch.load(weights, weights_only=True))
+                                if run.get("status") == "diverged":
+                                    outcome, reason = "diverged", "training loss became non-finite"
+                        model.eval()
+                        latents = project_states(model, corpus.table) if outcome != "error" else None
+                        for test in todo:
+                            start = time.perf_counter()
+                            extra = {"task": "rank_successors", "protocol": protocol, "train_on": task.train_key,
+                                     "encoder": enc, "inputs": "state, action", "pool_size": pool,
+                                     "distractors": test.distractors, "queries": int(len(test.rows)),
+                                     "train_transitions": int(len(task.train_rows)),
+                                     **{k: run[k] for k in ("epochs", "best_epoch", "stopped") if k in run},
+                                     **train_facts}
+                            if outcome != "error" and len(test.rows):
+                                res = evaluate_rows(model, corpus.table, test.rows, pool_size=pool,
+                                                    distractors=test.distractors, seed=seed,
+                                                    pessimistic_ties=pessimistic, latents=latents)
+                                extra.update(hit_metrics(res))
+                                extra["mean_pool"] = float(np.mean(res.pool))
+                                if test.plans:
+                                    pos = {int(r): i for i, r in enumerate(test.rows)}
+                                    hit5 = res.rank < 5
+                                    extra.update(plan_metrics(hit5, [np.array([pos[int(r)] for r in p]) for p in test.plans]))
+                            yield ResultRecord(
+                                method=self.name, family=self.family, domain=test.domain, split=split,
+                                problem=slug, seed=seed, outcome=outcome, failure_reason=reason,
+                                wall_time=round(time.perf_counter() - start, 4), config_hash=fingerprint,
+                                extra=extra,
+                            ).to_dict()
+
+
+def _split_label(protocol: str, train_key: str) -> str:
+    """The record's ``split`` field for a pool record: what the model was trained on."""
+    if protocol == "cross_domain":
+        return f"from {train_key}"
+    if protocol == "leave_one_out":
+        return "held out"
+    if protocol == "multi_domain":
+        return "all domains"
+    return "same domain"

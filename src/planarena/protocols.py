@@ -1,0 +1,308 @@
+"""The six transition-learning protocols of EmbedPlan (Appendix A) over the ACPBench-domain corpus.
+
+Source: ``../shared/papers/embedplan-latent-transitions.txt``, Appendix A (definitions) and B.3
+(candidate pools). A :class:`Corpus` holds every transition of every domain of one encoder as a
+:class:`planarena.embedplan.TransitionTable`; :func:`protocol_tasks` turns a protocol name and a
+seed into training tasks (which transitions train one model) and their test sets (which transitions
+are queried, with which distractor pool, and which plans give plan-level metrics).
+
+=================  =========================================================  ==========  =========
+protocol           train / test                                               models      pool
+=================  =========================================================  ==========  =========
+interpolation      random 80/20 over the domain's unique transitions (A.1)   1 / domain  domain
+plan_variant       per problem with >= 2 optimal plans, 80/20 over its plans  1 / domain  problem
+                   (problems with a unique optimal plan excluded, A.2)
+extrapolation      problem-grouped 80/20 (A.3)                                1 / domain  problem
+multi_domain       one model on every domain's extrapolation-train part,      1           problem
+                   tested on each domain's extrapolation-test part (A.4)
+cross_domain       train on all of domain A, test on all of every B != A      1 / domain  problem
+                   (A.5, the full matrix)
+leave_one_out      train on all other domains, test on the held-out (A.6)     1 / domain  problem
+=================  =========================================================  ==========  =========
+
+Every partition is drawn from ``numpy.random.default_rng`` seeded with the evaluation seed, so the
+three seeds see three partitions (the paper's standard deviations include partition variance) and
+two runs with the same seeds see the same ones.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .embedplan import TransitionTable
+
+PROTOCOLS = ("interpolation", "plan_variant", "extrapolation", "multi_domain", "cross_domain",
+             "leave_one_out")
+
+
+@dataclass
+class Corpus:
+    """All transitions of the ACPBench-domain datasets under one encoder.
+
+    Attributes:
+        table: embeddings and transitions (rows are global over domains and problems).
+        domains: domain names; ``table.state_domain`` indexes this list.
+        problems: ``(domain, problem)`` per problem id (``table.state_problem`` indexes it).
+        trans_problem: ``(T,)`` problem id of each transition.
+        plans: ``(problem id, (L,) transition rows in plan order)`` for every stored optimal plan.
+        counts: per domain, Table 7 counts (problems, states, transitions, actions, plans).
+    """
+
+    table: TransitionTable
+    domains: list[str]
+    problems: list[tuple[str, str]]
+    trans_problem: np.ndarray
+    plans: list[tuple[int, np.ndarray]]
+    counts: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def trans_domain(self) -> np.ndarray:
+        """``(T,)`` domain id of each transition."""
+        dom_of_problem = np.array([self.domains.index(d) for d, _ in self.problems], dtype=np.int64)
+        return dom_of_problem[self.trans_problem]
+
+    def domain_rows(self, domain: str) -> np.ndarray:
+        """Transition rows of ``domain``."""
+        return np.nonzero(self.trans_domain == self.domains.index(domain))[0]
+
+    def problem_ids(self, domain: str) -> list[int]:
+        """Problem ids of ``domain`` (sorted by name)."""
+        return [i for i, (d, _) in enumerate(self.problems) if d == domain]
+
+    def plans_of(self, problem_ids) -> list[np.ndarray]:
+        """The stored plans (transition rows) of the given problems."""
+        ids = set(int(p) for p in problem_ids)
+        return [rows for pid, rows in self.plans if pid in ids]
+
+
+def build_corpus(acp_dir: Path, emb_dir: Path, domains: list[str]) -> Corpus:
+    """Assemble a :class:`Corpus` from ``data/acp/<domain>/*.json.gz`` (stage ``acp_data``) and
+    ``<emb_dir>/<domain>.npz`` (stage ``embed_acp``: ``states``/``state_offsets``/``actions``/
+    ``action_offsets``/``problems``, rows in the datasets' problem order).
+
+    Transitions are the unique ``(s, a, s')`` triples over a problem's stored plans; their
+    applicable-action lists come from the dataset's ``applicable`` map.
+
+    Raises:
+        FileNotFoundError: a domain's dataset or embedding file is missing (names it).
+        ValueError: the embedding file does not match the dataset (problem names or row counts).
+    """
+    from .acp import load_domain_dataset
+
+    state_blocks, action_blocks = [], []
+    s_list, a_list, s2_list, tp_list = [], [], [], []
+    app_off, app_act, app_succ = [0], [], []
+    state_problem, state_domain = [], []
+    problems: list[tuple[str, str]] = []
+    plans: list[tuple[int, np.ndarray]] = []
+    counts: dict[str, dict] = {}
+    n_states = n_actions = n_trans = 0
+    for di, domain in enumerate(domains):
+        datasets = load_domain_dataset(acp_dir, domain)
+        npz_path = emb_dir / f"{domain}.npz"
+        if not npz_path.exists():
+            raise FileNotFoundError(f"{npz_path}: no embeddings for domain {domain!r}; run the embed_acp stage")
+        with np.load(npz_path, allow_pickle=False) as z:
+            emb = {k: z[k] for k in z.files}
+        names = [str(x) for x in emb["problems"]]
+        if names != [p.problem for p in datasets]:
+            raise ValueError(f"{npz_path}: problems {names} do not match data/acp/{domain} "
+                             f"({[p.problem for p in datasets]}); rerun embed_acp")
+        so, ao = emb["state_offsets"], emb["action_offsets"]
+        dom_counts = {"problems": 0, "states": 0, "transitions": 0, "plans": 0}
+        for j, prob in enumerate(datasets):
+            if so[j + 1] - so[j] != len(prob.states) or ao[j + 1] - ao[j] != len(prob.actions):
+                raise ValueError(f"{npz_path}: row counts of problem {prob.problem} differ from its dataset")
+            pid = len(problems)
+            problems.append((domain, prob.problem))
+            state_problem += [pid] * len(prob.states)
+            state_domain += [di] * len(prob.states)
+            index: dict[tuple[int, int, int], int] = {}
+            for plan in prob.plans:
+                rows = []
+                for s, a, s2 in plan:
+                    key = (int(s), int(a), int(s2))
+                    row = index.get(key)
+                    if row is None:
+                        row = index[key] = n_trans + len(index)
+                        s_list.append(n_states + key[0])
+                        a_list.append(n_actions + key[1])
+                        s2_list.append(n_states + key[2])
+                        tp_list.append(pid)
+                        app = prob.applicable.get(str(key[0])) or prob.applicable.get(key[0])
+                        if not app:
+                            raise ValueError(f"data/acp/{domain}/{prob.problem}: no applicable actions "
+                                             f"recorded for state {key[0]} on a plan")
+                        app_act.extend(n_actions + int(x[0]) for x in app)
+                        app_succ.extend(n_states + int(x[1]) for x in app)
+                        app_off.append(len(app_act))
+                    rows.append(row)
+                plans.append((pid, np.asarray(rows, dtype=np.int64)))
+            n_trans += len(index)
+            n_states += len(prob.states)
+            n_actions += len(prob.actions)
+            dom_counts["problems"] += 1
+            dom_counts["states"] += len(prob.states)
+            dom_counts["transitions"] += len(index)
+            dom_counts["plans"] += len(prob.plans)
+        state_blocks.append(emb["states"].astype(np.float32))
+        action_blocks.append(emb["actions"].astype(np.float32))
+        counts[domain] = dom_counts
+    dims = {b.shape[1] for b in state_blocks + action_blocks if b.size}
+    if len(dims) > 1:
+        raise ValueError(f"{emb_dir}: embedding widths differ across domains: {sorted(dims)}")
+    table = TransitionTable(
+        state_emb=np.concatenate(state_blocks) if state_blocks else np.zeros((0, 1), np.float32),
+        action_emb=np.concatenate(action_blocks) if action_blocks else np.zeros((0, 1), np.float32),
+        s=np.asarray(s_list, np.int64), a=np.asarray(a_list, np.int64), s2=np.asarray(s2_list, np.int64),
+        app_offsets=np.asarray(app_off, np.int64), app_actions=np.asarray(app_act, np.int64),
+        app_successors=np.asarray(app_succ, np.int64),
+        state_problem=np.asarray(state_problem, np.int64), state_domain=np.asarray(state_domain, np.int64),
+    )
+    return Corpus(table=table, domains=list(domains), problems=problems,
+                  trans_problem=np.asarray(tp_list, np.int64), plans=plans, counts=counts)
+
+
+@dataclass
+class TestSet:
+    """Queries of one (task, test domain).
+
+    Attributes:
+        domain: the test domain.
+        rows: ``(Q,)`` unique transition rows queried (single-step Hit@k, Acc@k).
+        distractors: ``"domain"`` or ``"problem"`` (B.3).
+        plans: test plans as transition rows, for the teacher-forced plan-level metrics; empty for
+            interpolation (its test set is transitions, not plans).
+    """
+
+    domain: str
+    rows: np.ndarray
+    distractors: str
+    plans: list[np.ndarray] = field(default_factory=list)
+
+
+@dataclass
+class Task:
+    """One model to train and what to test it on.
+
+    Attributes:
+        protocol: one of :data:`PROTOCOLS`.
+        train_key: which data trains it, e.g. ``ferry`` (in-domain and cross-domain: the domain),
+            ``all`` (multi-domain), ``without-ferry`` (leave-one-out).
+        train_rows: ``(T_train,)`` transition rows.
+        tests: test sets, one per test domain.
+        skipped: reason when the protocol cannot be built for this key (e.g. one problem only).
+    """
+
+    protocol: str
+    train_key: str
+    train_rows: np.ndarray
+    tests: list[TestSet]
+    skipped: str | None = None
+
+
+def _split(n: int, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Random (train, test) index arrays over ``range(n)``; at least one of each when ``n >= 2``."""
+    perm = rng.permutation(n)
+    n_test = min(max(1, int(round(n * test_fraction))), n - 1) if n >= 2 else 0
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+def _extrapolation_parts(corpus: Corpus, domain: str, test_fraction: float, rng: np.random.Generator):
+    pids = np.asarray(corpus.problem_ids(domain))
+    if len(pids) < 2:
+        return None
+    tr, te = _split(len(pids), test_fraction, rng)
+    train_p, test_p = set(pids[tr].tolist()), set(pids[te].tolist())
+    rows = corpus.domain_rows(domain)
+    tp = corpus.trans_problem[rows]
+    return (rows[np.isin(tp, list(train_p))], rows[np.isin(tp, list(test_p))], corpus.plans_of(test_p))
+
+
+def protocol_tasks(corpus: Corpus, protocol: str, seed: int, test_fraction: float = 0.2) -> list[Task]:
+    """The training tasks of ``protocol`` for one seed (see the module table).
+
+    Raises:
+        ValueError: unknown protocol (names the valid ones).
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}; protocols: {', '.join(PROTOCOLS)}")
+    tasks: list[Task] = []
+    doms = corpus.domains
+
+    def rng_for(*key) -> np.random.Generator:
+        # one stream per (seed, key): adding a domain never changes another's partition
+        return np.random.default_rng([seed, *[hash_str(k) for k in key]])
+
+    if protocol == "interpolation":
+        for d in doms:
+            rows = corpus.domain_rows(d)
+            tr, te = _split(len(rows), test_fraction, rng_for("interpolation", d))
+            tasks.append(Task(protocol, d, rows[tr], [TestSet(d, rows[te], "domain")],
+                              None if len(rows) >= 2 else f"{d}: fewer than 2 transitions"))
+    elif protocol == "plan_variant":
+        for d in doms:
+            rng = rng_for("plan_variant", d)
+            train_rows, test_plans = [], []
+            for pid in corpus.problem_ids(d):
+                plans = [rows for p, rows in corpus.plans if p == pid]
+                if len(plans) < 2:
+                    continue  # unique optimal plan: excluded (A.2)
+                tr, te = _split(len(plans), test_fraction, rng)
+                train_rows += [plans[i] for i in tr]
+                test_plans += [plans[i] for i in te]
+            if not test_plans:
+                tasks.append(Task(protocol, d, np.zeros(0, np.int64), [],
+                                  f"{d}: no problem with two or more optimal plans"))
+                continue
+            test_rows = np.unique(np.concatenate(test_plans))
+            tasks.append(Task(protocol, d, np.unique(np.concatenate(train_rows)),
+                              [TestSet(d, test_rows, "problem", test_plans)]))
+    elif protocol in ("extrapolation", "multi_domain"):
+        # multi-domain uses each domain's extrapolation partition of the same seed (A.4), so the two
+        # protocols are paired
+        parts = {d: _extrapolation_parts(corpus, d, test_fraction, rng_for("extrapolation", d)) for d in doms}
+        if protocol == "extrapolation":
+            for d in doms:
+                if parts[d] is None:
+                    tasks.append(Task(protocol, d, np.zeros(0, np.int64), [], f"{d}: fewer than 2 problems"))
+                else:
+                    tr, te, pl = parts[d]
+                    tasks.append(Task(protocol, d, tr, [TestSet(d, te, "problem", pl)]))
+        else:
+            ok = [d for d in doms if parts[d] is not None]
+            if len(ok) < 1:
+                return [Task(protocol, "all", np.zeros(0, np.int64), [], "no domain with 2 or more problems")]
+            train = np.concatenate([parts[d][0] for d in ok])
+            tasks.append(Task(protocol, "all", train, [TestSet(d, parts[d][1], "problem", parts[d][2]) for d in ok]))
+    elif protocol == "cross_domain":
+        if len(doms) < 2:
+            return [Task(protocol, doms[0] if doms else "-", np.zeros(0, np.int64), [], "needs two or more domains")]
+        for a in doms:
+            tests = [TestSet(b, corpus.domain_rows(b), "problem", corpus.plans_of(corpus.problem_ids(b)))
+                     for b in doms if b != a]
+            tasks.append(Task(protocol, a, corpus.domain_rows(a), tests))
+    elif protocol == "leave_one_out":
+        if len(doms) < 2:
+            return [Task(protocol, "-", np.zeros(0, np.int64), [], "needs two or more domains")]
+        for b in doms:
+            train = np.concatenate([corpus.domain_rows(a) for a in doms if a != b])
+            tasks.append(Task(protocol, f"without-{b}", train,
+                              [TestSet(b, corpus.domain_rows(b), "problem", corpus.plans_of(corpus.problem_ids(b)))]))
+    return tasks
+
+
+def hash_str(text: str) -> int:
+    """Stable 63-bit hash of a string (Python's ``hash`` is salted per process)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+
+def corpus_summary(corpus: Corpus) -> str:
+    """Table 7 counts as JSON text (for ``train.json`` and the report)."""
+    return json.dumps(corpus.counts, sort_keys=True)

@@ -1,0 +1,10 @@
+"""DVC stage ``acp_data``: transition datasets of the ACPBench domains for EmbedPlan.
+
+Reads ``params.yaml`` (``acp``, ``seed``); writes ``data/acp/``. See :mod:`planarena.acp`.
+"""
+
+from planarena.acp import run_stage
+from planarena.cli import stage_main
+
+if __name__ == "__main__":
+    stage_main(run_stage)
