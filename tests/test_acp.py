@@ -431,3 +431,23 @@ def test_acpbench_problem_expands(domain):
         return
     assert space.goal_distance[space.initial] >= 0
     assert atoms_of(problem.get_initial_state()) == space.states[space.initial]
+
+
+def test_space_transitions_are_valid_sampled_edges_with_applicable_entries(tmp_path):
+    kwargs = {"num_cities": 2, "city_size": 2, "num_packages": 2, "num_airplanes": 1}
+    dom, prob = _write_problem(tmp_path, "logistics", kwargs, 2)
+    problem = acp.parse_problem(dom, prob)
+    recs = [acp.build_problem_record(problem, domain="logistics", name="p", seed=2, generator=kwargs,
+                                     max_states=5000, max_plans=5, space_transitions=40) for _ in range(2)]
+    rec = recs[0]
+    assert rec["space_transitions"] == recs[1]["space_transitions"]  # seeded
+    edges = {tuple(e) for e in rec["space_transitions"]}
+    assert len(edges) == 40 == len(rec["space_transitions"]) and rec["max_space_transitions"] == 40
+    for s, a, t in edges:
+        assert [a, t] in rec["applicable"][str(s)]  # a real edge, and its source has every applicable action
+    loaded = acp.ProblemTransitions.from_dict(rec, "rec")
+    assert len(loaded.space_transitions) == 40
+    # -1: every edge of the state space
+    full = acp.build_problem_record(problem, domain="logistics", name="p", seed=2, generator=kwargs,
+                                    max_states=5000, max_plans=5, space_transitions=-1)
+    assert len(full["space_transitions"]) == full["n_transitions_space"]

@@ -36,15 +36,19 @@ File ``data/acp/<domain>/<problem>.json.gz`` (all atoms and actions as in :mod:`
     initial                    state id of the initial state
     static, goal               sorted static atoms; sorted goal atoms
     goal_distance              per state id: unit-cost distance to the nearest goal state, -1 = dead end
-    actions                    sorted ground actions applicable in some non-goal state on a stored plan
+    actions                    sorted ground actions applicable in some state of ``applicable``
     applicable                 {str(state id): [[action id, successor id], ...]} for every non-goal
-                               state on a stored plan: ALL its applicable ground actions (action id
+                               state on a stored plan or source of a space transition: ALL its applicable ground actions (action id
                                indexes ``actions``), sorted by action id
     plans                      stored optimal plans, each a list of transitions [s, a, s'] (ids)
     n_optimal_plans            number of optimal plans (int; a float when >= 2**53)
     optimal_cost               plan length (unit cost) = goal_distance[initial]
     n_states_space             len(states)
     n_transitions_space        edges (s, a, s') of the whole state space
+    space_transitions          up to ``acp.space_transitions`` edges [s, a, s'] of the whole state space,
+                               sampled uniformly (seeded); their sources also get ``applicable`` and
+                               their actions are in ``actions`` (transitions off the optimal plans)
+    max_space_transitions      the ``acp.space_transitions`` this file was computed with
 
 Costs are unit costs even where a domain declares action costs (Floortile's ``total-cost``), as in
 EmbedPlan's plans counted in steps.
@@ -95,7 +99,7 @@ DOMAINS: dict[str, tuple[str, str]] = {
 FILE_KEYS = (
     "domain", "problem", "problem_file", "seed", "generator", "max_states", "max_plans", "states",
     "initial", "static", "goal", "goal_distance", "actions", "applicable", "plans", "n_optimal_plans",
-    "optimal_cost", "n_states_space", "n_transitions_space",
+    "optimal_cost", "n_states_space", "n_transitions_space", "space_transitions", "max_space_transitions",
 )
 
 _FLOAT_EXACT = 2 ** 53
@@ -339,7 +343,7 @@ def _json_count(n: int) -> int | float:
 
 def build_problem_record(problem: "pymimir.Problem", *, domain: str, name: str, seed: int,
                          generator: dict, max_states: int, max_plans: int, min_states: int = 0,
-                         timeout_s: float | None = None) -> dict:
+                         timeout_s: float | None = None, space_transitions: int = 0) -> dict:
     """Expand one problem and return its file record (the keys of :data:`FILE_KEYS`).
 
     EmbedPlan §3 "Data": up to ``max_plans`` optimal plans per problem, from which the
@@ -347,6 +351,12 @@ def build_problem_record(problem: "pymimir.Problem", *, domain: str, name: str, 
     the Plan-Variant protocol (Appendix A.2). ``applicable`` holds every applicable ground action of
     the states on those plans (the action-disambiguation loss, §3 "Training Objective").
     Plan ranks are drawn with a seed derived from ``seed``, so the record is deterministic.
+
+    ``space_transitions`` > 0 also stores that many edges ``(s, a, s')`` of the whole state space,
+    drawn uniformly without replacement (seeded; all of them when there are fewer; -1: all). The
+    paper's Table 7 counts (e.g. Grid: 664,346 transitions over 8,671 states) are far above what
+    100 optimal plans per problem can hold, i.e. its datasets include transitions off the optimal
+    plans; these edges play that role. Their source states get ``applicable`` entries too.
 
     Raises:
         SkipProblem: the problem is unusable (too many or too few states, unsolvable, initial state
@@ -366,13 +376,23 @@ def build_problem_record(problem: "pymimir.Problem", *, domain: str, name: str, 
     ranks = select_plan_ranks(total, max_plans, _derive_seed(seed, "plans"))
     plans_txt = [unrank_plan(r, space.initial, space.goal_distance, dag, counts) for r in ranks]
 
-    on_plan = sorted({s for plan in plans_txt for s, _, _ in plan})  # non-goal states on stored plans
+    edges_txt: list[tuple[int, str, int]] = []
+    if space_transitions:
+        all_edges = [(s, a, t) for s in range(space.n_states) for a, t in space.successors(s)]
+        if 0 < space_transitions < len(all_edges):
+            picks = sorted(random.Random(_derive_seed(seed, "edges")).sample(range(len(all_edges)), space_transitions))
+            all_edges = [all_edges[i] for i in picks]
+        edges_txt = all_edges
+    # non-goal states on stored plans, and sources of the stored state-space edges
+    on_plan = sorted({s for plan in plans_txt for s, _, _ in plan} | {s for s, _, _ in edges_txt})
     applicable_txt = {s: space.successors(s) for s in on_plan}
     actions = sorted({a for edges in applicable_txt.values() for a, _ in edges})
     aid = {a: i for i, a in enumerate(actions)}
     applicable = {str(s): sorted([aid[a], t] for a, t in edges) for s, edges in applicable_txt.items()}
     plans = [[[s, aid[a], t] for s, a, t in plan] for plan in plans_txt]
     return {
+        "space_transitions": [[s, aid[a], t] for s, a, t in edges_txt],
+        "max_space_transitions": int(space_transitions),
         "domain": domain,
         "problem": name,
         "problem_file": f"problems/{name}.pddl",
@@ -444,6 +464,8 @@ class ProblemTransitions:
     optimal_cost: int
     n_states_space: int
     n_transitions_space: int
+    space_transitions: list[tuple[int, int, int]] = field(default_factory=list)
+    max_space_transitions: int = 0
 
     @property
     def n_states(self) -> int:
@@ -470,6 +492,8 @@ class ProblemTransitions:
             "plans": [[list(t) for t in plan] for plan in self.plans],
             "n_optimal_plans": self.n_optimal_plans, "optimal_cost": self.optimal_cost,
             "n_states_space": self.n_states_space, "n_transitions_space": self.n_transitions_space,
+            "space_transitions": [list(t) for t in self.space_transitions],
+            "max_space_transitions": self.max_space_transitions,
         }
 
     @classmethod
@@ -502,6 +526,8 @@ class ProblemTransitions:
                 n_optimal_plans=rec["n_optimal_plans"], optimal_cost=int(rec["optimal_cost"]),
                 n_states_space=int(rec["n_states_space"]),
                 n_transitions_space=int(rec["n_transitions_space"]),
+                space_transitions=[(int(a), int(b), int(c)) for a, b, c in rec.get("space_transitions", [])],
+                max_space_transitions=int(rec.get("max_space_transitions", 0)),
             )
         except (TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"{source}: malformed record: {exc}") from exc
@@ -514,6 +540,9 @@ class ProblemTransitions:
             for a, t in edges:
                 if not (0 <= s < n and 0 <= t < n and 0 <= a < n_actions):
                     raise ValueError(f"{source}: applicable[{s}] has an out-of-range id ({a}, {t})")
+        for s, a, t in obj.space_transitions:
+            if not (0 <= s < n and 0 <= t < n and 0 <= a < n_actions) or s not in applicable:
+                raise ValueError(f"{source}: space transition ({s}, {a}, {t}) is out of range or has no applicable entry")
         for i, plan in enumerate(plans):
             for s, a, t in plan:
                 if not (0 <= s < n and 0 <= t < n and 0 <= a < n_actions):
@@ -666,7 +695,8 @@ def _write_json(path: Path, obj: Any) -> None:
     _write_atomic(path, (json.dumps(obj, indent=1) + "\n").encode())
 
 
-def _cached_record(path: Path, seed: int, kwargs: dict, max_states: int, max_plans: int) -> dict | None:
+def _cached_record(path: Path, seed: int, kwargs: dict, max_states: int, max_plans: int,
+                   space_transitions: int = 0) -> dict | None:
     """The existing record at ``path`` when it was made with the same seed, generator kwargs and
     limits (resume), else None (missing, unreadable or stale)."""
     if not path.exists():
@@ -679,7 +709,7 @@ def _cached_record(path: Path, seed: int, kwargs: dict, max_states: int, max_pla
     if not isinstance(rec, dict) or any(k not in rec for k in FILE_KEYS):
         return None
     same = (rec["seed"] == seed and rec["generator"] == kwargs and rec["max_states"] == max_states
-            and rec["max_plans"] == max_plans)
+            and rec["max_plans"] == max_plans and rec.get("max_space_transitions", 0) == space_transitions)
     return rec if same else None
 
 
@@ -715,10 +745,12 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
     max_states = int(get(params, "acp.max_states"))
     max_plans = int(get(params, "acp.max_plans", 100))
     min_states = int(get(params, "acp.min_states", 0))
+    space_k = int(get(params, "acp.space_transitions", 0) or 0)
     timeout_s = get(params, "acp.timeout_s", None)
     timeout_s = float(timeout_s) if timeout_s else None
     settings = domain_settings(params, domain)
-    limits = {"max_states": max_states, "max_plans": max_plans, "min_states": min_states, "timeout_s": timeout_s}
+    limits = {"max_states": max_states, "max_plans": max_plans, "min_states": min_states, "timeout_s": timeout_s,
+              "space_transitions": space_k}
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "problems").mkdir(exist_ok=True)
@@ -750,7 +782,7 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
         if not pddl_path.exists() or pddl_path.read_text() != text:
             _write_atomic(pddl_path, text.encode())
         json_path = out_dir / f"{name}.json.gz"
-        rec = _cached_record(json_path, seed, kwargs, max_states, max_plans)
+        rec = _cached_record(json_path, seed, kwargs, max_states, max_plans, space_k)
         if rec is None and name in old_skips and old_skips[name].get("key") == key:
             skipped.append({**skip, "reason": old_skips[name]["reason"]})
             bar.set_postfix(skipped=len(skipped))
@@ -762,7 +794,8 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
                 problem = parse_problem(pddl_domain, pddl_path)
                 rec = build_problem_record(problem, domain=domain, name=name, seed=seed, generator=kwargs,
                                            max_states=max_states, max_plans=max_plans,
-                                           min_states=min_states, timeout_s=timeout_s)
+                                           min_states=min_states, timeout_s=timeout_s,
+                                           space_transitions=space_k)
             except SkipProblem as exc:
                 skipped.append({**skip, "reason": str(exc)})
                 bar.set_postfix(skipped=len(skipped))
@@ -807,7 +840,8 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
 
 def _problem_stats(rec: dict) -> dict:
     """Per-problem row of summary.json."""
-    transitions = {tuple(t) for plan in rec["plans"] for t in plan}
+    # the dataset's transitions: unique (s, a, s') on the stored plans plus the sampled state-space edges
+    transitions = {tuple(t) for plan in rec["plans"] for t in plan} | {tuple(t) for t in rec.get("space_transitions", [])}
     return {
         "problem": rec["problem"],
         "seed": rec["seed"],

@@ -254,8 +254,11 @@ def losses(model, table: TransitionTable, rows: np.ndarray, cfg: EmbedPlanConfig
     if cfg.action_weight <= 0:
         return l_state, torch.zeros(())
     acts, mask = _sample_action_sets(table, rows, cfg.max_actions, rng)
-    acts_t, mask_t = torch.as_tensor(acts), torch.as_tensor(mask)
-    za_all = model.project_action(action_t[acts_t.reshape(-1)]).view(len(rows), cfg.max_actions, -1)
+    mask_t = torch.as_tensor(mask)
+    # project each distinct ground action of the batch once (actions repeat across a problem's states)
+    uniq, inverse = np.unique(acts, return_inverse=True)
+    za_uniq = model.project_action(action_t[torch.as_tensor(uniq)])
+    za_all = za_uniq[torch.as_tensor(inverse.reshape(-1))].view(len(rows), cfg.max_actions, -1)
     zs_rep = zs.unsqueeze(1).expand(-1, cfg.max_actions, -1)
     preds = F.normalize(model.transition(zs_rep, za_all), dim=-1)
     alog = (preds * target.unsqueeze(1)).sum(-1) / cfg.temperature

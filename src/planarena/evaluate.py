@@ -51,7 +51,8 @@ def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
 
 
 def _manifest_digest(layout: Layout) -> str:
-    return hashlib.sha256((layout.problems / "manifest.jsonl").read_bytes()).hexdigest()[:12]
+    path = layout.problems / "manifest.jsonl"
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.exists() else "no-manifest"
 
 
 def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
@@ -78,8 +79,12 @@ def _seeds(method: Method, params: dict) -> list[int]:
 
 def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     """Evaluate one method on every problem of ``evaluation.splits`` for each seed (resumable)."""
-    ps = ProblemSet(layout.problems)
     method = build_method(instance, params, layout)
+    # the suite's problems are needed for planning and the successor-set protocol only (a
+    # pool-only method such as EmbedPlan reads data/acp)
+    needs_suite = "plan" in method.tasks or (
+        "rank_successors" in method.tasks and "successor_set" in method.successor_protocols)
+    ps = ProblemSet(layout.problems) if needs_suite else None
     model_dir = layout.models / instance
     train_info = json.loads((model_dir / "train.json").read_text()) if (model_dir / "train.json").exists() else {}
     if train_info.get("status", "ok") == "ok":
@@ -101,7 +106,7 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     time_limit = float(method.config.get("time_limit", get(params, "evaluation.time_limit")))
     todo: list[tuple[ProblemEntry, int]] = [
         (e, seed)
-        for e in ps.entries
+        for e in (ps.entries if ps else [])
         if e.split in splits and "plan" in method.tasks
         for seed in _seeds(method, params)
         if ("plan", e.domain, e.split, e.problem, seed) not in done

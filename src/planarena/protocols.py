@@ -122,26 +122,29 @@ def build_corpus(acp_dir: Path, emb_dir: Path, domains: list[str]) -> Corpus:
             state_problem += [pid] * len(prob.states)
             state_domain += [di] * len(prob.states)
             index: dict[tuple[int, int, int], int] = {}
+
+            def row_of(s, a, s2) -> int:
+                key = (int(s), int(a), int(s2))
+                row = index.get(key)
+                if row is None:
+                    row = index[key] = n_trans + len(index)
+                    s_list.append(n_states + key[0])
+                    a_list.append(n_actions + key[1])
+                    s2_list.append(n_states + key[2])
+                    tp_list.append(pid)
+                    app = prob.applicable.get(key[0]) or prob.applicable.get(str(key[0]))
+                    if not app:
+                        raise ValueError(f"data/acp/{domain}/{prob.problem}: no applicable actions "
+                                         f"recorded for state {key[0]}")
+                    app_act.extend(n_actions + int(x[0]) for x in app)
+                    app_succ.extend(n_states + int(x[1]) for x in app)
+                    app_off.append(len(app_act))
+                return row
+
             for plan in prob.plans:
-                rows = []
-                for s, a, s2 in plan:
-                    key = (int(s), int(a), int(s2))
-                    row = index.get(key)
-                    if row is None:
-                        row = index[key] = n_trans + len(index)
-                        s_list.append(n_states + key[0])
-                        a_list.append(n_actions + key[1])
-                        s2_list.append(n_states + key[2])
-                        tp_list.append(pid)
-                        app = prob.applicable.get(str(key[0])) or prob.applicable.get(key[0])
-                        if not app:
-                            raise ValueError(f"data/acp/{domain}/{prob.problem}: no applicable actions "
-                                             f"recorded for state {key[0]} on a plan")
-                        app_act.extend(n_actions + int(x[0]) for x in app)
-                        app_succ.extend(n_states + int(x[1]) for x in app)
-                        app_off.append(len(app_act))
-                    rows.append(row)
-                plans.append((pid, np.asarray(rows, dtype=np.int64)))
+                plans.append((pid, np.asarray([row_of(*t) for t in plan], dtype=np.int64)))
+            for t in getattr(prob, "space_transitions", ()):  # state-space edges off the plans
+                row_of(*t)
             n_trans += len(index)
             n_states += len(prob.states)
             n_actions += len(prob.actions)

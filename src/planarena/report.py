@@ -52,6 +52,13 @@ from .config import SPLITS, Layout, stable_hash
 from .problemset import ProblemEntry, ProblemSet
 from .records import ResultRecord, iter_records, read_jsonl
 from .reference import PUBLISHED_TABLES, PublishedMatrix
+from .report_hitk import (
+    is_pool_record,
+    plot_hit5_by_protocol,
+    pool_summary,
+    render_pool_md,
+    render_published_md,
+)
 
 #: Display order of split names: the SATr splits, then the IPC 2023 Learning Track test splits
 #: (DESIGN.md "Contracts: Problem set"); any other split sorts after these, alphabetically.
@@ -93,6 +100,7 @@ DASH = "–"
 NO_INSTANCES = "no instances"
 PLOTS_DIR = "plots"
 COVERAGE_PLOT = "coverage_by_size.png"
+HITK_PLOT = "hit5_by_protocol.png"
 LEADERBOARD = "leaderboard.md"
 METRICS = "metrics.json"
 
@@ -1277,7 +1285,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
         plan_failures=plan_stage_failures(inputs.plan_records),
         consistency=consistency_notes(inputs.records, inputs.plan_records, index),
         hitk=task_metric_table(
-            inputs.records,
+            [r for r in inputs.records if not is_pool_record(r)],
             "rank_successors",
             None,
             ("protocol", "domain", "split"),
@@ -1543,10 +1551,14 @@ def render_leaderboard(
     info: Mapping,
     plots: Sequence[tuple[str, str]] = (),
     published: Sequence[PublishedMatrix] = PUBLISHED_TABLES,
+    pool_md: Sequence[str] = (),
+    published_extra_md: Sequence[str] = (),
 ) -> str:
     """The whole ``leaderboard.md`` text (pure: same arguments, same string).
 
-    ``plots`` are (caption, link relative to the markdown file) pairs.
+    ``plots`` are (caption, link relative to the markdown file) pairs; ``pool_md`` are the lines of
+    the candidate-pool Hit@k subsection (:func:`planarena.report_hitk.render_pool_md`) and
+    ``published_extra_md`` further labelled published tables (EmbedPlan's).
     """
     lines = [
         "# planarena leaderboard",
@@ -1565,6 +1577,8 @@ def render_leaderboard(
         "records whose `extra` has `task: rank_successors` or `hit@k`/`acc@k` values",
         HITK_DESCRIPTION,
     ) + [""]
+    if pool_md:
+        lines += [*pool_md, ""]
     lines += _task_md(
         "Schema learning",
         a.schema,
@@ -1574,6 +1588,8 @@ def render_leaderboard(
     lines += _cost_md(a) + [""]
     lines += _detail_md(a) + [""]
     lines += _published_md(published, info.get("planner_limits"), a.coverage) + [""]
+    if published_extra_md:
+        lines += [*published_extra_md, ""]
     lines += ["## Plots", ""]
     for caption, link in plots:
         lines += [f"![{caption}]({link})", "", f"{caption}: [{link}]({link})", ""]
@@ -1619,6 +1635,7 @@ def write_report(
     inputs: ReportInputs,
     info: Mapping,
     reports_dir: str | os.PathLike = "reports",
+    acp_dir: Path | None = None,
 ) -> Analysis:
     """Write ``leaderboard.md``, ``metrics.json`` and ``plots/coverage_by_size.png`` under
     ``reports_dir`` from already-loaded inputs and info; returns the analysis."""
@@ -1626,7 +1643,13 @@ def write_report(
     a = analyse(inputs)
     plot_coverage_by_size(a.by_size, reports_dir / PLOTS_DIR / COVERAGE_PLOT)
     plots = [("Coverage vs instance size", f"{PLOTS_DIR}/{COVERAGE_PLOT}")]
-    _write_text(reports_dir / LEADERBOARD, render_leaderboard(a, info, plots))
+    latest = latest_records(inputs.records)
+    pool_md = render_pool_md(latest, acp_dir)
+    if plot_hit5_by_protocol(pool_summary(latest), reports_dir / PLOTS_DIR / HITK_PLOT):
+        plots.append(("Hit@5 by protocol (candidate pool)", f"{PLOTS_DIR}/{HITK_PLOT}"))
+    published_extra = render_published_md() if pool_md else []
+    _write_text(reports_dir / LEADERBOARD,
+                render_leaderboard(a, info, plots, pool_md=pool_md, published_extra_md=published_extra))
     _write_text(
         reports_dir / METRICS, json.dumps(build_metrics(a), indent=2, sort_keys=True) + "\n"
     )
@@ -1646,4 +1669,4 @@ def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"))
         ValueError: a malformed results/plans line (names the file and line).
     """
     inputs = load_inputs(layout, declared_domains(params), declared_splits(params))
-    write_report(inputs, collect_info(params), reports_dir)
+    write_report(inputs, collect_info(params), reports_dir, acp_dir=layout.acp)

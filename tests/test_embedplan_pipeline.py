@@ -1,0 +1,141 @@
+"""EmbedPlan end to end on a tiny ACP dataset: acp_data -> embed_acp (fake encoder) -> train ->
+evaluate (six protocols) -> report section; bad encoder path; cache makes re-embedding free."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("torch")
+
+from planarena import acp, embed_acp  # noqa: E402
+from planarena.config import ConfigError, Layout, resolve_profile  # noqa: E402
+from planarena.evaluate import run_evaluate_stage, run_train_stage  # noqa: E402
+from planarena.protocols import PROTOCOLS  # noqa: E402
+from planarena.records import ResultRecord, read_jsonl  # noqa: E402
+from planarena.report_hitk import pool_summary, pool_table, render_pool_md  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+
+
+class BagOfSentencesEncoder:
+    """Deterministic stand-in for a sentence encoder: the normalised sum of one hashed random
+    vector per sentence, so states sharing sentences are close (like a real encoder)."""
+
+    slug = "bag-encoder"
+    encoder_id = "bag@1"
+    batch_size = 64
+    max_seq_length = None
+
+    def __init__(self, dim: int = 32):
+        self.dim = dim
+        self.texts = 0
+
+    def _vec(self, sentence: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(sentence.encode()).digest()[:8], "little")
+        return np.random.default_rng(seed).standard_normal(self.dim)
+
+    def encode(self, texts):
+        self.texts += len(texts)
+        out = []
+        for t in texts:
+            v = sum(self._vec(s.strip()) for s in t.split(".") if s.strip())
+            out.append(v / (np.linalg.norm(v) + 1e-9))
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def token_counts(self, texts):
+        return [len(t.split()) for t in texts]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ep")
+    doc = yaml.safe_load((ROOT / "params.yaml").read_text())
+    doc["profile"] = "smoke"
+    params = copy.deepcopy(resolve_profile(doc))
+    params["evaluation"]["seeds"] = [13]
+    params["acp"]["encoders"] = ["bag-encoder"]  # the slug the fake encoder writes under
+    params["embedplan"]["model"] = {"max_epochs": 8, "warmup_epochs": 1, "patience": 8, "max_actions": 4,
+                                    "proj_hidden": 32, "proj_layers": 2, "hidden": 64, "layers": 2}
+    params["methods"] = {k: v for k, v in params["methods"].items() if k.startswith("embedplan")}
+    layout = Layout(tmp / "data")
+    acp.run_stage(params, layout)
+    enc = BagOfSentencesEncoder()
+    embed_acp.run_stage(params, layout, encoder_override=enc)
+    for m in ("embedplan_mlp", "embedplan_untrained"):
+        run_train_stage(params, layout, m)
+        run_evaluate_stage(params, layout, m)
+    return params, layout, enc
+
+
+def _records(layout, method):
+    return [ResultRecord.from_dict(r) for r in read_jsonl(layout.results / f"{method}.jsonl")]
+
+
+def test_every_protocol_has_records_with_metrics(workspace):
+    params, layout, _ = workspace
+    recs = _records(layout, "embedplan_mlp")
+    assert {r.extra["protocol"] for r in recs} == set(PROTOCOLS)
+    for r in recs:
+        assert r.outcome == "solved" and r.extra["task"] == "rank_successors"
+        assert r.extra["inputs"] == "state, action"
+        for k in ("hit@1", "hit@5", "hit@10", "acc@1", "acc@5", "acc@10"):
+            assert 0.0 <= r.extra[k] <= 1.0
+        assert r.extra["hit@1"] <= r.extra["hit@5"] <= r.extra["hit@10"]
+        if r.extra["protocol"] != "interpolation":
+            assert "plan_mean_hit@5" in r.extra and r.extra["distractors"] == "problem"
+    cross = [r for r in recs if r.extra["protocol"] == "cross_domain"]
+    assert {(r.extra["train_on"], r.domain) for r in cross} == {("blocksworld", "ferry"), ("ferry", "blocksworld")}
+
+
+def test_training_beats_the_untrained_floor_on_interpolation(workspace):
+    _, layout, _ = workspace
+    def hit5(method):
+        return np.mean([r.extra["hit@5"] for r in _records(layout, method)
+                        if r.extra["protocol"] == "interpolation"])
+    assert hit5("embedplan_mlp") > hit5("embedplan_untrained") + 0.2
+
+
+def test_evaluate_is_resumable(workspace):
+    params, layout, _ = workspace
+    before = (layout.results / "embedplan_mlp.jsonl").read_text()
+    run_evaluate_stage(params, layout, "embedplan_mlp")
+    assert (layout.results / "embedplan_mlp.jsonl").read_text() == before
+
+
+def test_second_embedding_run_encodes_nothing_new(workspace):
+    params, layout, enc = workspace
+    seen = enc.texts
+    embed_acp.run_stage(params, layout, encoder_override=enc)
+    assert enc.texts == seen
+
+
+def test_report_section_has_protocols_matrix_and_counts(workspace):
+    _, layout, _ = workspace
+    recs = _records(layout, "embedplan_mlp") + _records(layout, "embedplan_untrained")
+    table = pool_table(recs)
+    assert set(table["method"]) == {"embedplan_mlp", "embedplan_untrained"}
+    summary = pool_summary(recs)
+    assert "Leave-One-Out" in set(summary["protocol"])
+    md = "\n".join(render_pool_md(recs, layout.acp))
+    assert "Cross-Domain matrix" in md and "Transition datasets" in md
+
+
+def test_missing_encoder_path_names_the_param(tmp_path):
+    doc = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = resolve_profile(doc)
+    params["acp"]["encoders"] = ["/no/such/encoder-dir"]
+    with pytest.raises(ConfigError, match=r"acp\.encoders\[0\]"):
+        embed_acp.make_encoder(params, "/no/such/encoder-dir", 0)
+
+
+def test_train_facts_record_table7_counts(workspace):
+    _, layout, _ = workspace
+    facts = json.loads((layout.models / "embedplan_mlp" / "facts.json").read_text())
+    counts = facts["encoders"]["bag-encoder"]["counts"]
+    assert set(counts) == {"blocksworld", "ferry"} and all(c["transitions"] > 0 for c in counts.values())
