@@ -6,6 +6,7 @@ Needs a finished `dvc repro` (data/). The `dvc repro` wall times come from bench
 import subprocess
 import sys
 
-for script in ("benchmarks/bench_pipeline.py", "benchmarks/bench_embed_wl.py", "benchmarks/bench_embed_text.py"):
+for script in ("benchmarks/bench_pipeline.py", "benchmarks/bench_embed_wl.py", "benchmarks/bench_embed_text.py",
+               "benchmarks/bench_transition_models.py", "benchmarks/bench_embedplan.py"):
     print(f"== {script}", flush=True)
     subprocess.run([sys.executable, script], check=False)

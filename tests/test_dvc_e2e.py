@@ -52,10 +52,14 @@ def repo(tmp_path_factory) -> tuple[Path, dict]:
 def test_repro_then_noop_then_param_change(repo):
     work, env = repo
     first = _run(["dvc", "repro"], work, env)
-    assert {"generate", "plan", "trajectories", "embed_wl", "embed_text", "report"} <= _ran(first)
+    assert {"generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp",
+            "train@embedplan_mlp", "evaluate@embedplan_mlp", "report"} <= _ran(first)
     board = (work / "reports" / "leaderboard.md").read_text()
-    for method in ("fd_astar_lmcut", "fd_lama", "random_walk"):
+    for method in ("fd_astar_lmcut", "fd_lama", "random_walk", "embedplan_mlp", "embedplan_hyper",
+                   "embedplan_untrained"):
         assert method in board
+    assert "Candidate-pool Hit@k" in board and "Cross-Domain matrix" in board
+    assert (work / "reports" / "plots" / "hit5_by_protocol.png").exists()
     for domain in ("blocksworld", "gripper", "logistics", "visitall"):
         assert domain in board
     assert (work / "reports" / "metrics.json").exists()

@@ -20,7 +20,7 @@ array               shape, dtype       meaning
 ``problems``        (P,) str           problem names, in ``load_domain_dataset`` order
 ==================  =================  ================================================
 
-and ``data/embeddings/acp/<slug>/meta.json`` (encoder, dim, counts, cache hits).
+and ``data/embeddings/acp/<slug>/meta.json`` (encoder, dim, counts, example texts).
 """
 
 from __future__ import annotations
@@ -113,7 +113,9 @@ def run_stage(params: dict, layout: Layout, *, encoder_override=None) -> dict:
             for domain in tqdm(domains, desc=f"embed_acp {enc.slug}", unit="domain"):
                 meta["domains"][domain] = embed_domain(cache, layout.acp, domain, root / f"{domain}.npz")
             meta["dim"] = cache.dim
-            meta["cache"] = cache.stats.to_dict()
+            # cache hits vary from run to run: printed, not written (meta.json is a DVC output and
+            # must be identical when the embeddings are, or every rerun retrains the methods)
+            print(f"embed_acp {enc.slug}: cache {cache.stats.to_dict()}")
         root.mkdir(parents=True, exist_ok=True)
         (root / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         metas[enc.slug] = meta

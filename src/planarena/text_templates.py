@@ -7,7 +7,8 @@ with a frozen sentence encoder. This module produces that text from the ground a
 trajectory contract (:mod:`planarena.trajectories`, atoms written ``(predicate obj1 obj2)``).
 
 Templates live in ``templates/text_templates.yaml`` next to this file, one template set per domain
-(blocksworld, gripper, logistics, visitall and their PDDL variants), keyed by predicate or action name
+(blocksworld, gripper, logistics, visitall, and the ACPBench domains depot, ferry, floortile,
+goldminer, grid, rovers, satellite, with their PDDL variants), keyed by predicate or action name
 (``name/N`` for one arity only). Every predicate or action without a template, in any domain,
 renders with the generic fallback::
 

@@ -119,8 +119,10 @@ class StateCentric(Method):
     parallel = False
 
     def __init__(self, name, config, params, layout):
-        # the paper's Table 1 has no train split: evaluate the test splits unless the block says so
-        config = {"splits": ["validation", "interpolation", "extrapolation"], **config}
+        # coverage splits: the block's `splits`, else `transition_models.splits` (the paper profile
+        # sets Table 1's validation/interpolation/extrapolation), else `evaluation.splits`
+        default_splits = get(params, "transition_models.splits", None) or get(params, "evaluation.splits")
+        config = {"splits": list(default_splits), **config}
         super().__init__(name, config, params, layout)
         self.encoding = config.get("encoding", "wl")
         self.model_kind = config.get("model", "lstm")
