@@ -258,7 +258,7 @@ def test_stage_writes_format_summary_and_manifest(tmp_path):
             assert rec["domain"] == domain and rec["problem"] == name
             assert len(rec["goal_distance"]) == len(rec["states"]) == rec["n_states_space"]
             total_states += rec["n_states_space"]
-            total_tr += len({tuple(t) for p in rec["plans"] for t in p})
+            total_tr += len({tuple(t) for p in rec["plans"] for t in p} | {tuple(t) for t in rec["space_transitions"]})
             total_space += rec["n_transitions_space"]
             total_plans += len(rec["plans"])
         assert (summary["states"], summary["transitions"], summary["transitions_space"], summary["plans"]) == (
