@@ -76,7 +76,7 @@ from pymimir.advanced import datasets as _mimir_datasets
 from tqdm import tqdm
 
 from .config import ConfigError, Layout, get
-from .pddl import PDDLError, atoms_of, goal_atoms, normalise_action, static_atoms
+from .pddl import PDDLError, atoms_of, goal_atoms, load_domain, normalise_action, static_atoms
 
 GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
 
@@ -151,12 +151,8 @@ def parse_domain(domain_file: str | Path) -> "pymimir.Domain":
     Raises:
         PDDLError: the file is missing or malformed; the message names the file.
     """
-    if not Path(domain_file).exists():
-        raise PDDLError(f"{domain_file}: domain file not found")
-    try:
-        return pymimir.Domain(str(domain_file))
-    except RuntimeError as exc:
-        raise PDDLError(f"{domain_file}: malformed domain: {str(exc).strip()}") from exc
+    # uncached: the stage rewrites domain.pddl in place when the generator's domain file changes
+    return load_domain.__wrapped__(str(domain_file))
 
 
 def parse_problem(domain: "str | Path | pymimir.Domain", problem_file: str | Path) -> "pymimir.Problem":

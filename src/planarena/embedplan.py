@@ -410,13 +410,6 @@ def rank_of_true(scores: np.ndarray, true_col: np.ndarray | int, rng: np.random.
     return greater + np.floor(rng.random(q) * (ties + 1)).astype(np.int64)
 
 
-@dataclass
-class Projected:
-    """Projected, unit-norm latents of a :class:`TransitionTable` under one trained model."""
-
-    states: np.ndarray  # (N_states, proj_dim) float32, P_s(e(s)) / |.|
-
-
 def project_states(model, table: TransitionTable, batch: int = 8192) -> np.ndarray:
     """``P_s(e(s))`` normalised, for every state row: ``(N_states, proj_dim)`` float32."""
     torch = _torch()

@@ -27,7 +27,6 @@ two runs with the same seeds see the same ones.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -305,7 +304,3 @@ def hash_str(text: str) -> int:
 
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
-
-def corpus_summary(corpus: Corpus) -> str:
-    """Table 7 counts as JSON text (for ``train.json`` and the report)."""
-    return json.dumps(corpus.counts, sort_keys=True)
