@@ -76,7 +76,7 @@ from pymimir.advanced import datasets as _mimir_datasets
 from tqdm import tqdm
 
 from .config import ConfigError, Layout, get
-from .pddl import PDDLError, atoms_of, goal_atoms, load_domain, normalise_action, static_atoms
+from .pddl import atoms_of, goal_atoms, load_domain, normalise_action, parse_problem_of, static_atoms
 
 GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
 
@@ -163,12 +163,7 @@ def parse_problem(domain: "str | Path | pymimir.Domain", problem_file: str | Pat
     """
     if not isinstance(domain, pymimir.Domain):
         domain = parse_domain(domain)
-    if not Path(problem_file).exists():
-        raise PDDLError(f"{problem_file}: problem file not found")
-    try:
-        return pymimir.Problem(domain, str(problem_file))
-    except RuntimeError as exc:
-        raise PDDLError(f"{problem_file}: malformed problem: {str(exc).strip()}") from exc
+    return parse_problem_of(domain, problem_file)
 
 
 def expand_state_space(problem: "pymimir.Problem", max_states: int,

@@ -40,7 +40,15 @@ def load_problem(domain_file: str, problem_file: str) -> "pymimir.Problem":
     Raises:
         PDDLError: either file is missing or malformed (message names the file).
     """
-    domain = load_domain(str(domain_file))
+    return parse_problem_of(load_domain(str(domain_file)), problem_file)
+
+
+def parse_problem_of(domain: "pymimir.Domain", problem_file: str | Path) -> "pymimir.Problem":
+    """Parse a problem file against an already parsed domain (uncached).
+
+    Raises:
+        PDDLError: the file is missing or malformed (message names the file).
+    """
     if not Path(problem_file).exists():
         raise PDDLError(f"{problem_file}: problem file not found")
     try:
