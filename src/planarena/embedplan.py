@@ -469,6 +469,36 @@ def sample_pools(table: TransitionTable, rows: np.ndarray, pool_size: int, distr
     return pools
 
 
+def pool_ranks(table: TransitionTable, rows: np.ndarray, score, *, pool_size: int = 128,
+               distractors: str = "problem", seed: int = 0, pessimistic_ties: bool = False,
+               batch: int = 2048) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
+    """Rank of the true ``s'`` of each transition row in its candidate pool (EmbedPlan B.3), for any
+    scorer: the shared core of every method's pool Hit@k, so that all methods evaluated with the
+    same ``(rows, pool_size, distractors, seed)`` see the *same* pools and tie-breaking draws.
+
+    Args:
+        rows: ``(Q,)`` transition rows.
+        score: ``score(batch_slice, candidates)`` -> ``(B, pool)`` scores (higher = more likely the
+            successor) for queries ``rows[batch_slice]`` and candidate state rows ``candidates``
+            ``(B, pool)`` (padding replaced by the query's true ``s'``, so every row a scorer sees
+            is a state of the query's own problem/domain; padded columns are masked afterwards).
+        seed: seeds the pool sampling and the random tie-breaking (one generator, in that order).
+
+    Returns:
+        ``(ranks (Q,), pool sizes (Q,), generator)``; the generator continues the same stream (the
+        caller's Acc@k tie-breaking draws from it).
+    """
+    rng = np.random.default_rng(seed)
+    pools = sample_pools(table, rows, pool_size, distractors, rng)
+    ranks, sizes = np.zeros(len(rows), np.int64), (pools >= 0).sum(1)
+    for b0 in range(0, len(rows), batch):
+        b = slice(b0, b0 + batch)
+        p = pools[b]
+        scores = np.where(p >= 0, score(b, np.where(p >= 0, p, p[:, :1])), -np.inf)
+        ranks[b] = rank_of_true(scores, 0, rng, pessimistic_ties)
+    return ranks, sizes, rng
+
+
 @dataclass
 class HitResult:
     """Per-query outcomes of :func:`evaluate_rows` (aligned with the input rows)."""
@@ -495,18 +525,15 @@ def evaluate_rows(model, table: TransitionTable, rows: np.ndarray, *, pool_size:
         seed: seeds pool sampling and random tie-breaking.
         latents: precomputed :func:`project_states` output (reuse across protocols of one model).
     """
-    rng = np.random.default_rng(seed)
     rows = np.asarray(rows, dtype=np.int64)
     z = project_states(model, table) if latents is None else latents
-    pools = sample_pools(table, rows, pool_size, distractors, rng)
     pred = predict(model, table, table.s[rows], table.a[rows])
-    ranks, sizes = np.zeros(len(rows), np.int64), (pools >= 0).sum(1)
-    for b in range(0, len(rows), batch):
-        p = pools[b:b + batch]
-        cand = z[np.where(p >= 0, p, 0)]                       # (B, pool, dim)
-        scores = np.einsum("bd,bkd->bk", pred[b:b + batch], cand)
-        scores = np.where(p >= 0, scores, -np.inf)
-        ranks[b:b + batch] = rank_of_true(scores, 0, rng, pessimistic_ties)
+
+    def cosine(b: slice, cand: np.ndarray) -> np.ndarray:
+        return np.einsum("bd,bkd->bk", pred[b], z[cand])
+
+    ranks, sizes, rng = pool_ranks(table, rows, cosine, pool_size=pool_size, distractors=distractors,
+                                   seed=seed, pessimistic_ties=pessimistic_ties, batch=batch)
     # action disambiguation: every applicable action of s, ranked by cos(pred(s, a), z(s'))
     counts = np.diff(table.app_offsets)[rows]
     seg = np.repeat(np.arange(len(rows)), counts)

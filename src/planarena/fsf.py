@@ -50,7 +50,7 @@ suite) and the SATr variants of each domain are read:
 * gripper: ``(ball x)``, ``(gripper x)``, ``(room x)`` (or objects typed ``ball``/``gripper``/``room``);
 * logistics (IPC-2000 ``logistics00`` and SATr's copy, same predicates): ``(package x)``,
   ``(truck x)``, ``(airplane x)``, ``(location x)`` or ``(airport x)`` (both are locations),
-  ``(city x)``;
+  ``(city x)``; IPC-1998 logistics (ACPBench's variant) writes ``(obj x)`` for packages;
 * visitall: ``(place x)`` atoms (SATr) or objects of PDDL type ``place`` (pypddl-datasets, where
   pymimir also writes ``(place x)`` into a trajectory's ``static`` list); if no object has kind
   ``place``, every object is a cell.
@@ -313,6 +313,7 @@ _KIND_PREDICATES: dict[str, dict[str, str]] = {
     "gripper": {"ball": "ball", "gripper": "gripper", "room": "room"},
     "logistics": {
         "package": "package",
+        "obj": "package",  # IPC-1998 logistics (ACPBench's) calls packages `obj`
         "truck": "truck",
         "airplane": "airplane",
         "location": "location",

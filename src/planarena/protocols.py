@@ -78,10 +78,12 @@ class Corpus:
         return [rows for pid, rows in self.plans if pid in ids]
 
 
-def build_corpus(acp_dir: Path, emb_dir: Path, domains: list[str]) -> Corpus:
+def build_corpus(acp_dir: Path, emb_dir: Path | None, domains: list[str]) -> Corpus:
     """Assemble a :class:`Corpus` from ``data/acp/<domain>/*.json.gz`` (stage ``acp_data``) and
     ``<emb_dir>/<domain>.npz`` (stage ``embed_acp``: ``states``/``state_offsets``/``actions``/
-    ``action_offsets``/``problems``, rows in the datasets' problem order).
+    ``action_offsets``/``problems``, rows in the datasets' problem order). With ``emb_dir=None``
+    the table holds no text embeddings (width 0): the transitions, pools and partitions only, for
+    methods with their own state encodings (:mod:`planarena.state_pool`).
 
     Transitions are the unique ``(s, a, s')`` triples over a problem's stored plans; their
     applicable-action lists come from the dataset's ``applicable`` map.
@@ -102,11 +104,15 @@ def build_corpus(acp_dir: Path, emb_dir: Path, domains: list[str]) -> Corpus:
     n_states = n_actions = n_trans = 0
     for di, domain in enumerate(domains):
         datasets = load_domain_dataset(acp_dir, domain)
-        npz_path = emb_dir / f"{domain}.npz"
-        if not npz_path.exists():
-            raise FileNotFoundError(f"{npz_path}: no embeddings for domain {domain!r}; run the embed_acp stage")
-        with np.load(npz_path, allow_pickle=False) as z:
-            emb = {k: z[k] for k in z.files}
+        if emb_dir is None:
+            emb = _no_embeddings(datasets)
+            npz_path = acp_dir / domain
+        else:
+            npz_path = emb_dir / f"{domain}.npz"
+            if not npz_path.exists():
+                raise FileNotFoundError(f"{npz_path}: no embeddings for domain {domain!r}; run the embed_acp stage")
+            with np.load(npz_path, allow_pickle=False) as z:
+                emb = {k: z[k] for k in z.files}
         names = [str(x) for x in emb["problems"]]
         if names != [p.problem for p in datasets]:
             raise ValueError(f"{npz_path}: problems {names} do not match data/acp/{domain} "
@@ -167,6 +173,14 @@ def build_corpus(acp_dir: Path, emb_dir: Path, domains: list[str]) -> Corpus:
     )
     return Corpus(table=table, domains=list(domains), problems=problems,
                   trans_problem=np.asarray(tp_list, np.int64), plans=plans, counts=counts)
+
+
+def _no_embeddings(datasets) -> dict[str, np.ndarray]:
+    """Zero-width stand-ins for an ``embed_acp`` file (offsets and problem names only)."""
+    so = np.cumsum([0] + [len(p.states) for p in datasets])
+    ao = np.cumsum([0] + [len(p.actions) for p in datasets])
+    return {"states": np.zeros((so[-1], 0), np.float32), "actions": np.zeros((ao[-1], 0), np.float32),
+            "state_offsets": so, "action_offsets": ao, "problems": np.array([p.problem for p in datasets])}
 
 
 @dataclass

@@ -28,6 +28,7 @@ from .records import ResultRecord
 from .reference_embedplan import MPNET_HIT5, MPNET_HYPER_EXTRAP_HIT5, PUBLISHED, TABLE_4_HIT5
 
 DASH = "–"
+EMBEDPLAN_FAMILY = "embedplan-latent-transitions"
 METRICS = ("hit@1", "hit@5", "hit@10", "acc@1", "acc@5", "acc@10", "plan_mean_hit@5", "plan_exact_hit@5")
 LABELS = {"hit@1": "Hit@1", "hit@5": "Hit@5", "hit@10": "Hit@10", "acc@1": "Acc@1", "acc@5": "Acc@5",
           "acc@10": "Acc@10", "plan_mean_hit@5": "Plan mean Hit@5", "plan_exact_hit@5": "Plan exact Hit@5"}
@@ -42,9 +43,17 @@ def is_pool_record(rec: ResultRecord) -> bool:
     return extra.get("task") == "rank_successors" and extra.get("protocol") in PROTOCOLS
 
 
-def _label(rec: ResultRecord, multi_encoder: bool) -> str:
+def _multi_encoder(recs: Sequence[ResultRecord]) -> set[str]:
+    """Methods whose pool records come from more than one encoder (their labels name it)."""
+    encs: dict[str, set] = defaultdict(set)
+    for r in recs:
+        encs[r.method].add((r.extra or {}).get("encoder"))
+    return {m for m, e in encs.items() if len(e) > 1}
+
+
+def _label(rec: ResultRecord, multi_encoder: set[str]) -> str:
     enc = (rec.extra or {}).get("encoder")
-    return f"{rec.method} [{enc}]" if multi_encoder and enc else rec.method
+    return f"{rec.method} [{enc}]" if rec.method in multi_encoder and enc else rec.method
 
 
 def _per_seed(recs: Sequence[ResultRecord], key_fn, metric: str) -> dict[tuple, dict[int, float]]:
@@ -74,7 +83,7 @@ def pool_table(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
     recs = [r for r in records if is_pool_record(r) and r.outcome != "error"]
     if not recs:
         return None
-    multi = len({(r.extra or {}).get("encoder") for r in recs}) > 1
+    multi = _multi_encoder(recs)
     key = lambda r: ((r.extra or {})["protocol"], r.domain, _label(r, multi))  # noqa: E731
     by_metric = {m: _per_seed(recs, key, m) for m in METRICS}
     inputs: dict[tuple, set] = defaultdict(set)
@@ -100,7 +109,7 @@ def pool_summary(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
     recs = [r for r in records if is_pool_record(r) and r.outcome != "error"]
     if not recs:
         return None
-    multi = len({(r.extra or {}).get("encoder") for r in recs}) > 1
+    multi = _multi_encoder(recs)
     rows = []
     groups = sorted({((r.extra or {})["protocol"], _label(r, multi)) for r in recs},
                     key=lambda g: (_proto_key(g[0]), g[1]))
@@ -113,9 +122,11 @@ def pool_summary(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
             per_seed = {s: float(np.mean([d[s] for d in dom.values() if s in d])) for s in seeds}
             cells[m] = _fmt(per_seed)
         untrained = "untrained" in label
-        pub4 = TABLE_4_HIT5.get("untrained" if untrained else proto)
-        mp = None if untrained else (MPNET_HYPER_EXTRAP_HIT5 if "hyper" in label and proto == "extrapolation"
-                                     else MPNET_HIT5.get(proto))
+        # the published EmbedPlan values sit beside EmbedPlan rows only
+        embedplan = all(r.family == EMBEDPLAN_FAMILY for r in sub)
+        pub4 = TABLE_4_HIT5.get("untrained" if untrained else proto) if embedplan else None
+        mp = None if untrained or not embedplan else (
+            MPNET_HYPER_EXTRAP_HIT5 if "hyper" in label and proto == "extrapolation" else MPNET_HIT5.get(proto))
         rows.append({"protocol": PROTOCOL_LABELS.get(proto, proto), "method": label,
                      "domains": str(len({r.domain for r in sub})), "Hit@5": cells["hit@5"],
                      "Plan mean Hit@5": cells["plan_mean_hit@5"],
@@ -174,7 +185,7 @@ def plot_hit5_by_protocol(summary: pd.DataFrame | None, path: Path) -> bool:
     protos = list(dict.fromkeys(summary["protocol"]))
     methods = list(dict.fromkeys(summary["method"]))
     width = 0.8 / max(1, len(methods))
-    fig, ax = plt.subplots(figsize=(1.6 * len(protos) + 2, 4))
+    fig, ax = plt.subplots(figsize=(max(1.6, 0.3 * len(methods)) * len(protos) + 3, 4.5))
     for i, m in enumerate(methods):
         means, errs = [], []
         for p in protos:
@@ -191,7 +202,7 @@ def plot_hit5_by_protocol(summary: pd.DataFrame | None, path: Path) -> bool:
     ax.set_xticks(np.arange(len(protos)) + width * (len(methods) - 1) / 2, protos, rotation=20)
     ax.set_ylabel("Hit@5 (%)")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, ncol=2 if len(methods) > 6 else 1)
     ax.set_title("Hit@5 by protocol (pool of 128)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -218,7 +229,17 @@ def render_pool_md(records: Sequence[ResultRecord], acp_dir: Path | None = None)
            "mean/exact Hit@5: teacher-forced along each test plan, the mean of its steps' Hit@5 and "
            "whether every step hits (not defined for Interpolation, whose test set is transitions). "
            "Percent; mean ± population std over seeds of per-seed means. Cross-Domain cells average "
-           "over the training domains (matrix below).", ""]
+           "over the training domains (matrix below).", "",
+           "The `inputs` column says what each method sees. EmbedPlan (state, action) ranks by cosine "
+           "similarity to its predicted latent. The state-centric WL/FSF models (state, goal; "
+           "`planarena.state_pool`) ignore the action, so they have no Acc@k; they are trained per "
+           "(protocol, domain, seed) on the same training transitions and scored on the same pools "
+           "and tie-breaking draws, ranking candidates by the decoder's distance (Euclidean in delta "
+           "mode, cosine in state mode) to their prediction. Pool queries are single transitions, so "
+           "the LSTM runs history-free from its zero recurrent state. WL's vocabulary is collected on "
+           "each task's training states only. FSF exists for Blocksworld and Logistics among these "
+           "domains (the paper designs four domains), and WL/FSF features are per domain, so the "
+           "transfer protocols (Multi-Domain, Cross-Domain, Leave-One-Out) have no state-centric rows.", ""]
     summary = pool_summary(records)
     if summary is not None:
         out += ["#### By protocol (mean over domains)", "",

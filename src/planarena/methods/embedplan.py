@@ -149,7 +149,7 @@ class EmbedPlan(Method):
         seed) not in ``done`` (keys ``(protocol, domain, split, problem, seed)``)."""
         import torch
 
-        from ..embedplan import evaluate_rows, hit_metrics, plan_metrics, project_states
+        from ..embedplan import evaluate_rows, hit_metrics, project_states
         from ..protocols import protocol_tasks
 
         pool = int(get(self.params, "embedplan.pool_size", 128))
@@ -163,7 +163,7 @@ class EmbedPlan(Method):
                     for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2)):
                         if task.skipped:
                             continue
-                        split = _split_label(protocol, task.train_key)
+                        split = pool_split_label(protocol, task.train_key)
                         todo = [t for t in task.tests if (protocol, t.domain, split, slug, seed) not in done]
                         if not todo:
                             continue
@@ -193,10 +193,7 @@ class EmbedPlan(Method):
                                                     pessimistic_ties=pessimistic, latents=latents)
                                 extra.update(hit_metrics(res))
                                 extra["mean_pool"] = float(np.mean(res.pool))
-                                if test.plans:
-                                    pos = {int(r): i for i, r in enumerate(test.rows)}
-                                    hit5 = res.rank < 5
-                                    extra.update(plan_metrics(hit5, [np.array([pos[int(r)] for r in p]) for p in test.plans]))
+                                extra.update(plan_metrics_of(res.rank < 5, test))
                             yield ResultRecord(
                                 method=self.name, family=self.family, domain=test.domain, split=split,
                                 problem=slug, seed=seed, outcome=outcome, failure_reason=reason,
@@ -205,7 +202,18 @@ class EmbedPlan(Method):
                             ).to_dict()
 
 
-def _split_label(protocol: str, train_key: str) -> str:
+def plan_metrics_of(hit5: np.ndarray, test) -> dict:
+    """Teacher-forced plan Mean/Exact Hit@5 (:func:`planarena.embedplan.plan_metrics`) of a
+    :class:`planarena.protocols.TestSet` whose query ``i`` is ``test.rows[i]``; ``{}`` without plans."""
+    from ..embedplan import plan_metrics
+
+    if not test.plans:
+        return {}
+    pos = {int(r): i for i, r in enumerate(test.rows)}
+    return plan_metrics(hit5, [np.array([pos[int(r)] for r in p]) for p in test.plans])
+
+
+def pool_split_label(protocol: str, train_key: str) -> str:
     """The record's ``split`` field for a pool record: what the model was trained on."""
     if protocol == "cross_domain":
         return f"from {train_key}"

@@ -9,6 +9,13 @@ params blocks (``wl_lstm_state`` ... ``fsf_xgb_delta``) with ``method: state_cen
 stochastic, i.e. the LSTM; XGBoost with the paper's settings is deterministic, so one model serves
 every seed and the method runs one seed) on the train split's trajectories, early stopping on the
 validation split's.
+
+Hit@k: the successor-set protocol (this paper's, along the suite's reference trajectories) and the
+EmbedPlan candidate-pool protocols on the ACPBench-domain datasets (:mod:`planarena.state_pool`:
+one more model per (protocol, domain, seed), trained on the protocol's training transitions in the
+train stage and saved under ``<model_dir>/pool/``). ``transition_models.pool.protocols`` (or the
+block's ``pool_protocols``) chooses the pool protocols; an empty list, or no ACP datasets, turns the
+pool protocol off with the reason recorded.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from ..config import get
 from ..decoding import DecodeSettings, decode, rank_successors_along
@@ -117,6 +125,7 @@ class StateCentric(Method):
     family = "state-centric-transition-models"
     tasks = frozenset({"plan", "rank_successors"})
     parallel = False
+    successor_protocols = ("successor_set", "pool")
 
     def __init__(self, name, config, params, layout):
         # coverage splits: the block's `splits`, else `transition_models.splits` (the paper profile
@@ -145,7 +154,8 @@ class StateCentric(Method):
 
     @property
     def uses_params(self) -> tuple[str, ...]:  # type: ignore[override]
-        shared = (f"transition_models.{self.model_kind}",)
+        shared = (f"transition_models.{self.model_kind}", "transition_models.pool", "acp",
+                  "embedplan.pool_size", "embedplan.pessimistic_ties", "embedplan.test_fraction")
         return shared + (("embed_wl",) if self.encoding == "wl" else ())
 
     def model_params(self) -> dict:
@@ -217,11 +227,172 @@ class StateCentric(Method):
                 info.setdefault("train_time_s", round(time.perf_counter() - start, 3))
                 dom_facts[f"seed{seed}"] = info
             facts["domains"][domain] = dom_facts
+        facts["pool"] = self._train_pool(model_dir, cls, hyper)
         (model_dir / "facts.json").write_text(json.dumps(facts, indent=2, sort_keys=True, default=float) + "\n")
         # train.json (written by the stage) gets the fingerprint-relevant summary
         return {"trained": True, "models": {d: {k: v.get("status") if isinstance(v, dict) else v
                                                  for k, v in f.items() if k.startswith("seed")}
-                                             for d, f in facts["domains"].items()}}
+                                             for d, f in facts["domains"].items()},
+                "pool": {"status": facts["pool"]["status"],
+                         "runs": {k: v.get("status") for k, v in facts["pool"].get("runs", {}).items()}}}
+
+    # -- pool Hit@k (EmbedPlan protocols on the ACPBench-domain datasets) -------------------------
+    def _pool_protocols(self) -> list[str]:
+        from ..protocols import PROTOCOLS
+        from ..state_pool import POOL_PROTOCOLS
+
+        protos = self.config.get("pool_protocols")
+        if protos is None:
+            protos = get(self.params, "transition_models.pool.protocols", list(POOL_PROTOCOLS))
+        protos = list(protos or [])
+        bad = [p for p in protos if p not in PROTOCOLS]
+        if bad:
+            raise ValueError(f"params: transition_models.pool.protocols (or methods.{self.name}.pool_protocols) "
+                             f"has unknown {bad}; valid: {list(PROTOCOLS)}")
+        return protos
+
+    def _pool_seeds(self) -> list[int]:
+        # every evaluation seed: the protocols' partitions are seeded, so XGBoost needs one model
+        # per seed here even though its training is deterministic
+        return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
+
+    def _pool_corpus(self):
+        """``(Corpus, None)``, or ``(None, reason)`` when the pool protocol is off."""
+        from ..acp import domains_available
+        from ..protocols import build_corpus
+
+        if not self._pool_protocols():
+            return None, "transition_models.pool.protocols is empty"
+        have = set(domains_available(self.layout.acp))
+        domains = [d for d in (get(self.params, "acp.domains", None) or []) if d in have]
+        if not domains:
+            return None, f"{self.layout.acp}: no ACP datasets for acp.domains (run the acp_data stage)"
+        return build_corpus(self.layout.acp, None, domains), None
+
+    def _pool_tasks(self, corpus):
+        """``(protocol, seed, task or None, reason)`` for every pool model of the configuration."""
+        from ..protocols import protocol_tasks
+        from ..state_pool import NOT_APPLICABLE, fsf_supported
+
+        frac = float(get(self.params, "embedplan.test_fraction", 0.2))
+        for protocol in self._pool_protocols():
+            if protocol in NOT_APPLICABLE:
+                yield protocol, None, None, NOT_APPLICABLE[protocol]
+                continue
+            for seed in self._pool_seeds():
+                for task in protocol_tasks(corpus, protocol, seed, frac):
+                    reason = task.skipped or (fsf_supported(task.train_key) if self.encoding == "fsf" else None)
+                    yield protocol, seed, task, reason
+
+    def _train_pool(self, model_dir: Path, cls, hyper: dict) -> dict:
+        """Train one model per (pool protocol, seed, domain) on the protocol's training transitions
+        (:mod:`planarena.state_pool`); returns the facts (``status``, ``runs``, ``reason``)."""
+        from ..embed_wl import wl_settings
+        from ..state_pool import encode_domain, split_validation, task_key, training_trajectories
+        from ..transition_models import DivergedError
+
+        corpus, off = self._pool_corpus()
+        if corpus is None:
+            return {"status": "off", "reason": off}
+        frac = float(get(self.params, "transition_models.pool.validation_fraction", 0.1))
+        runs: dict[str, dict] = {}
+        tasks = list(self._pool_tasks(corpus))
+        for protocol, seed, task, reason in tqdm(tasks, desc=f"train {self.name} (pool)", leave=False):
+            if task is None:
+                runs[protocol] = {"status": "not applicable", "reason": reason}
+                continue
+            key = task_key(task, seed)
+            if reason:
+                runs[key] = {"status": "skipped", "reason": reason}
+                continue
+            out = model_dir / "pool" / key
+            out.mkdir(parents=True, exist_ok=True)
+            wl_file = out / "wl_feature_generator.json" if self.encoding == "wl" else None
+            if wl_file is not None:
+                wl_file.unlink(missing_ok=True)  # always a fresh vocabulary from this task's train rows
+            start = time.perf_counter()
+            try:
+                phi = encode_domain(self.encoding, corpus, self.layout.acp, task.train_key, task.train_rows,
+                                    wl_settings(self.params), wl_file)
+                tr, va = split_validation(task.train_rows, frac, seed)
+                model = cls(mode=self.mode, dim=phi.states.shape[1], **hyper)
+                info = model.fit(training_trajectories(phi, corpus, tr),
+                                 training_trajectories(phi, corpus, va) or None, seed=seed)
+                model.save(out)
+                info = {"status": "ok", **info, "train_transitions": int(len(tr)),
+                        "validation_transitions": int(len(va)), **phi.facts}
+            except DivergedError as exc:
+                info = {"status": "diverged", "reason": str(exc)}
+            except ValueError as exc:  # e.g. an FSF problem with more objects than slots
+                info = {"status": "failed", "reason": str(exc)}
+            info.setdefault("train_time_s", round(time.perf_counter() - start, 3))
+            runs[key] = info
+        return {"status": "ok", "runs": runs}
+
+    def pool_records(self, done: set, fingerprint: str, train_facts: dict):
+        """Pool Hit@1/5/10 records (one per protocol, domain, seed; ``problem`` = the encoding),
+        scored on the same pools as EmbedPlan (:func:`planarena.embedplan.pool_ranks`). A model that
+        diverged or failed to train gives a record with that outcome and no metrics."""
+        from ..embedplan import pool_ranks
+        from ..records import ResultRecord
+        from ..state_pool import encode_domain, pool_scores, predict_targets, task_key
+        from ..transition_models import TransitionModel
+        from .embedplan import plan_metrics_of, pool_split_label
+
+        corpus, off = self._pool_corpus()
+        if corpus is None:
+            print(f"evaluate {self.name}: pool Hit@k off: {off}")
+            return
+        runs = ((getattr(self, "_facts", None) or {}).get("pool") or {}).get("runs") or {}
+        pool = int(get(self.params, "embedplan.pool_size", 128))
+        pessimistic = bool(get(self.params, "embedplan.pessimistic_ties", False))
+        metric = self.decode_settings.resolved_metric(self.mode)
+        model_dir = self.model_dir or (self.layout.models / self.name)
+        label = {"wl": "WL (ILG)", "fsf": "FSF"}[self.encoding]
+        for protocol, seed, task, reason in self._pool_tasks(corpus):
+            if task is None or reason:
+                continue
+            split = pool_split_label(protocol, task.train_key)
+            todo = [t for t in task.tests if (protocol, t.domain, split, self.encoding, seed) not in done]
+            if not todo:
+                continue
+            key = task_key(task, seed)
+            run = runs.get(key)
+            outcome, why = "solved", None
+            if run is None:
+                outcome, why = "error", f"no trained pool model {key}; run the train stage"
+            elif run.get("status") != "ok":
+                outcome = "diverged" if run.get("status") == "diverged" else "error"
+                why = run.get("reason", "training failed")
+            if outcome == "solved":
+                out = model_dir / "pool" / key
+                model = TransitionModel.load(out)
+                phi = encode_domain(self.encoding, corpus, self.layout.acp, task.train_key,
+                                    wl_file=out / "wl_feature_generator.json" if self.encoding == "wl" else None)
+            for test in todo:
+                start = time.perf_counter()
+                extra = {"task": "rank_successors", "protocol": protocol, "train_on": task.train_key,
+                         "encoder": label, "inputs": "state, goal", "pool_size": pool,
+                         "distractors": test.distractors, "queries": int(len(test.rows)),
+                         "train_transitions": int(len(task.train_rows)), "metric": metric,
+                         "history": "none (one-step queries from the zero recurrent state)"
+                         if self.model_kind == "lstm" else "none (Markov model)",
+                         **{k: run[k] for k in ("epochs", "best_epoch", "rounds", "tree_nodes", "parameters", "dim")
+                            if run and k in run},
+                         **train_facts}
+                if outcome == "solved" and len(test.rows):
+                    targets = predict_targets(model, phi, corpus, test.rows)
+                    ranks, sizes, _ = pool_ranks(corpus.table, test.rows, pool_scores(targets, phi, metric),
+                                                 pool_size=pool, distractors=test.distractors, seed=seed,
+                                                 pessimistic_ties=pessimistic)
+                    extra.update({f"hit@{k}": float(np.mean(ranks < k)) for k in (1, 5, 10)})
+                    extra["mean_pool"] = float(np.mean(sizes))
+                    extra.update(plan_metrics_of(ranks < 5, test))
+                yield ResultRecord(
+                    method=self.name, family=self.family, domain=test.domain, split=split,
+                    problem=self.encoding, seed=seed, outcome=outcome, failure_reason=why,
+                    wall_time=round(time.perf_counter() - start, 4), config_hash=fingerprint, extra=extra,
+                ).to_dict()
 
     def load(self, model_dir: Path) -> None:
         self.model_dir = Path(model_dir)
