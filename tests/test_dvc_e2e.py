@@ -59,6 +59,8 @@ def test_repro_then_noop_then_param_change(repo):
                    "embedplan_untrained"):
         assert method in board
     assert "Candidate-pool Hit@k" in board and "Cross-Domain matrix" in board
+    # the state-centric models are on the same pool protocols (inputs: state, goal)
+    assert "state, goal" in board and "| Interpolation | blocksworld | wl_xgb_delta" in board
     assert (work / "reports" / "plots" / "hit5_by_protocol.png").exists()
     for domain in ("blocksworld", "gripper", "logistics", "visitall"):
         assert domain in board
