@@ -18,7 +18,7 @@ from planarena.config import ConfigError, Layout, resolve_profile  # noqa: E402
 from planarena.evaluate import run_evaluate_stage, run_train_stage  # noqa: E402
 from planarena.protocols import PROTOCOLS  # noqa: E402
 from planarena.records import ResultRecord, read_jsonl  # noqa: E402
-from planarena.report_hitk import pool_summary, pool_table, render_pool_md  # noqa: E402
+from planarena.report_hitk import gap_notes, pool_summary, pool_table, render_pool_md  # noqa: E402
 
 from conftest import ROOT  # noqa: E402
 
@@ -139,3 +139,13 @@ def test_train_facts_record_table7_counts(workspace):
     facts = json.loads((layout.models / "embedplan_mlp" / "facts.json").read_text())
     counts = facts["encoders"]["bag-encoder"]["counts"]
     assert set(counts) == {"blocksworld", "ferry"} and all(c["transitions"] > 0 for c in counts.values())
+
+
+def test_gap_notes_read_the_run_against_the_paper(workspace):
+    _, layout, _ = workspace
+    recs = _records(layout, "embedplan_mlp") + _records(layout, "embedplan_untrained")
+    notes = gap_notes(recs)
+    assert notes and all(n.startswith("- ") for n in notes)
+    assert any(n.startswith("- Interpolation") for n in notes)
+    assert any("Untrained floor" in n and "3.9 %" in n for n in notes)
+    assert gap_notes(_records(layout, "embedplan_untrained")) == []  # no trained EmbedPlan: nothing to read
