@@ -242,7 +242,8 @@ def plot_hit5_by_protocol(summary: pd.DataFrame | None, path: Path) -> bool:
     protos = list(dict.fromkeys(summary["protocol"]))
     methods = list(dict.fromkeys(summary["method"]))
     width = 0.8 / max(1, len(methods))
-    fig, ax = plt.subplots(figsize=(max(1.6, 0.3 * len(methods)) * len(protos) + 3, 4.5))
+    fig, ax = plt.subplots(figsize=(min(15.0, 1.0 * len(protos) * max(1.5, len(methods) / 4) + 3), 4.5))
+    colours = plt.get_cmap("tab20" if len(methods) > 10 else "tab10")
     for i, m in enumerate(methods):
         means, errs = [], []
         for p in protos:
@@ -254,12 +255,13 @@ def plot_hit5_by_protocol(summary: pd.DataFrame | None, path: Path) -> bool:
                 mu, sd = (float(x) for x in cell.iloc[0].split(" ± "))
                 means.append(mu)
                 errs.append(sd)
-        ax.bar(np.arange(len(protos)) + i * width, means, width, yerr=errs, label=m, capsize=2)
+        ax.bar(np.arange(len(protos)) + i * width, means, width, yerr=errs, label=m, capsize=2,
+               color=colours(i % colours.N))
     ax.axhline(100 * 5 / 128, color="gray", ls="--", lw=1, label="chance (5/128)")
-    ax.set_xticks(np.arange(len(protos)) + width * (len(methods) - 1) / 2, protos, rotation=20)
+    ax.set_xticks(np.arange(len(protos)) + width * (len(methods) - 1) / 2, protos)
     ax.set_ylabel("Hit@5 (%)")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=7, ncol=2 if len(methods) > 6 else 1)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title("Hit@5 by protocol (pool of 128)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
