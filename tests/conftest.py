@@ -29,11 +29,9 @@ def layout(tmp_path: Path) -> Layout:
     return Layout(root=tmp_path / "data")
 
 
-@pytest.fixture
-def smoke_params() -> dict:
-    """The repository's params.yaml resolved with the smoke profile (a fresh copy per test)."""
-    raw = load_params(ROOT / "params.yaml")  # default profile, to check the file parses
-    assert raw["profile"] == "default"
+def smoke_profile_params() -> dict:
+    """The repository's params.yaml resolved with the smoke profile, as a fresh copy (a plain
+    function, so module-scoped fixtures can use it too)."""
     import yaml
 
     from planarena.config import resolve_profile
@@ -43,6 +41,14 @@ def smoke_params() -> dict:
     params = resolve_profile(doc)
     params["jobs"] = 2
     return copy.deepcopy(params)
+
+
+@pytest.fixture
+def smoke_params() -> dict:
+    """The repository's params.yaml resolved with the smoke profile (a fresh copy per test)."""
+    raw = load_params(ROOT / "params.yaml")  # default profile, to check the file parses
+    assert raw["profile"] == "default"
+    return smoke_profile_params()
 
 
 def only_domains(params: dict, *domains: str) -> dict:

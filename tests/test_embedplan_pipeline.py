@@ -3,7 +3,6 @@ evaluate (six protocols) -> report section; bad encoder path; cache makes re-emb
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 
@@ -20,7 +19,7 @@ from planarena.protocols import PROTOCOLS  # noqa: E402
 from planarena.records import ResultRecord, read_jsonl  # noqa: E402
 from planarena.report_hitk import gap_notes, pool_summary, pool_table, render_pool_md  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, smoke_profile_params  # noqa: E402
 
 
 class BagOfSentencesEncoder:
@@ -55,9 +54,7 @@ class BagOfSentencesEncoder:
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ep")
-    doc = yaml.safe_load((ROOT / "params.yaml").read_text())
-    doc["profile"] = "smoke"
-    params = copy.deepcopy(resolve_profile(doc))
+    params = smoke_profile_params()
     params["evaluation"]["seeds"] = [13]
     params["acp"]["encoders"] = ["bag-encoder"]  # the slug the fake encoder writes under
     params["embedplan"]["model"] = {"max_epochs": 8, "warmup_epochs": 1, "patience": 8, "max_actions": 4,

@@ -8,12 +8,11 @@ import json
 
 import numpy as np
 import pytest
-import yaml
 
 pytest.importorskip("xgboost")
 
 from planarena import acp  # noqa: E402
-from planarena.config import Layout, resolve_profile  # noqa: E402
+from planarena.config import Layout  # noqa: E402
 from planarena.embedplan import pool_ranks  # noqa: E402
 from planarena.evaluate import build_method  # noqa: E402
 from planarena.protocols import build_corpus, protocol_tasks  # noqa: E402
@@ -22,16 +21,14 @@ from planarena.report_hitk import pool_summary, pool_table  # noqa: E402
 from planarena.state_pool import (NOT_APPLICABLE, encode_domain, pool_scores,  # noqa: E402
                                   split_validation, training_trajectories)
 
-from conftest import ROOT  # noqa: E402
+from conftest import smoke_profile_params  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def acp_workspace(tmp_path_factory):
     """The smoke profile's ACP datasets (blocksworld and ferry, 2 problems each), one seed."""
     tmp = tmp_path_factory.mktemp("state_pool")
-    doc = yaml.safe_load((ROOT / "params.yaml").read_text())
-    doc["profile"] = "smoke"
-    params = copy.deepcopy(resolve_profile(doc))
+    params = smoke_profile_params()
     params["evaluation"]["seeds"] = [13]
     layout = Layout(tmp / "data")
     acp.run_stage(params, layout)
@@ -166,9 +163,7 @@ def test_untrained_pool_model_is_an_error_record_not_a_crash(acp_workspace, tmp_
 
 
 def test_pool_off_without_acp_data(tmp_path):
-    doc = yaml.safe_load((ROOT / "params.yaml").read_text())
-    doc["profile"] = "smoke"
-    params = resolve_profile(doc)
+    params = smoke_profile_params()
     method = build_method("wl_xgb_delta", params, Layout(tmp_path / "data"))
     facts = method._train_pool(tmp_path / "m", None, {})
     assert facts["status"] == "off" and "acp_data" in facts["reason"]
