@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from planarena.config import Layout
-from planarena.pddl import load_problem, replay
-from planarena.problemset import ProblemSet
-from planarena.records import read_jsonl
+from planarena.core.pddl import load_problem, replay
+from planarena.core.problemset import ProblemSet
+from planarena.core.records import read_jsonl
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
     if not recs:
         raise SystemExit(f"{layout.plans / 'records.jsonl'}: no validated plans; run `dvc repro plan` first")
 
-    # parse once (cached in planarena.pddl), then time the replay itself
+    # parse once (cached in planarena.core.pddl), then time the replay itself
     jobs = []
     for r in recs:
         e = entries[(r["domain"], r["split"], r["problem"])]
@@ -42,7 +42,7 @@ def main() -> None:
     print(f"trajectory replay (pymimir): {n_states} states in {dt:.2f} s = {n_states / dt:,.0f} states/s")
 
     # validation: first call per problem includes unified-planning's parse; report both
-    from planarena import validation
+    from planarena.core import validation
 
     validation._parsed.cache_clear()
     start = time.perf_counter()

@@ -1,9 +1,9 @@
 """DVC stage ``acp_data``: transition datasets of the ACPBench domains for EmbedPlan.
 
-Reads ``params.yaml`` (``acp``, ``seed``); writes ``data/acp/``. See :mod:`planarena.acp`.
+Reads ``params.yaml`` (``acp``, ``seed``); writes ``data/acp/``. See :mod:`planarena.datasets.acp`.
 """
 
-from planarena.acp import run_stage
+from planarena.datasets.acp import run_stage
 from planarena.cli import stage_main
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
 """DVC stage ``report``: render reports/leaderboard.md, reports/metrics.json and reports/plots/.
 
-Thin entry script (DESIGN.md "Top level"): all logic lives in :mod:`planarena.report`.
+Thin entry script (DESIGN.md "Top level"): all logic lives in :mod:`planarena.report.leaderboard`.
 Run from the repository root: ``python stages/report.py``.
 """
 
 from planarena.config import Layout, load_params
-from planarena.report import run_stage
+from planarena.report.leaderboard import run_stage
 
 if __name__ == "__main__":
     run_stage(load_params("params.yaml"), Layout())

@@ -1,4 +1,4 @@
-"""The ACPBench transition datasets of EmbedPlan (planarena.acp): state spaces, optimal-plan counts
+"""The ACPBench transition datasets of EmbedPlan (planarena.datasets.acp): state spaces, optimal-plan counts
 and sampling, file format, skips, resume, loaders, params."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planarena import acp
+from planarena.datasets import acp
 from planarena.config import ConfigError, Layout, resolve_profile
-from planarena.pddl import atoms_of, replay
+from planarena.core.pddl import atoms_of, replay
 
 from conftest import ROOT, needs_shared
 

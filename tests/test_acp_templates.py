@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import pypddl_datasets
-from planarena.pddl import goal_atoms, load_domain, load_problem, static_atoms
-from planarena.text_templates import (
+from planarena.core.pddl import goal_atoms, load_domain, load_problem, static_atoms
+from planarena.features.text.templates import (
     Renderer,
     object_kinds,
     render_action,

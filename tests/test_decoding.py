@@ -4,10 +4,10 @@ with exact one-hot encoders and oracle / adversarial models, on tiny fixtures.""
 import numpy as np
 import pytest
 
-from planarena.decoding import DecodeSettings, decode, distances, hit_at_k, rank_successors_along
-from planarena.pddl import atoms_of, load_problem, read_plan_file, replay
-from planarena.suites import GENERATORS, _domain_text
-from planarena.validation import validate_plan
+from planarena.search.decoding import DecodeSettings, decode, distances, hit_at_k, rank_successors_along
+from planarena.core.pddl import atoms_of, load_problem, read_plan_file, replay
+from planarena.datasets.suites import GENERATORS, _domain_text
+from planarena.core.validation import validate_plan
 
 from conftest import TINY
 
@@ -95,7 +95,7 @@ def test_oracle_model_solves_with_reference_plan(mode):
 def test_one_model_call_and_one_embedding_call_per_step(tmp_path):
     domain, prob = _gripper(tmp_path)
     problem = load_problem(domain, prob)
-    from planarena.planning import run_fast_downward
+    from planarena.datasets.planning import run_fast_downward
 
     plan = run_fast_downward("astar_lmcut", domain, prob, 20, 2048).plan
     states, _ = replay(problem, plan)

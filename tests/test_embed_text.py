@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from planarena.config import ConfigError, Layout
-from planarena.embed_text import (
+from planarena.features.text.encoder import (
     DEFAULT_ENCODER,
     EmbeddingCache,
     TextEncoder,
@@ -28,7 +28,7 @@ from planarena.embed_text import (
     run_stage,
     text_key,
 )
-from planarena.text_templates import (
+from planarena.features.text.templates import (
     EMPTY_STATE,
     GENERIC,
     load_templates,
@@ -147,7 +147,7 @@ def test_state_sorted_deduplicated_and_goal():
 
 
 def test_renderer_matches_functions_and_memoises():
-    from planarena.text_templates import Renderer
+    from planarena.features.text.templates import Renderer
 
     r = Renderer("logistics", static=LOGISTICS_STATIC_SATR)
     state = ["(in p0 t0)", "(at t0 l0-0)"]
@@ -347,7 +347,7 @@ def test_cache_survives_a_killed_writer(tmp_path):
         import os, sys, numpy as np
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_embed_text import FakeEncoder
-        from planarena.embed_text import EmbeddingCache, text_key
+        from planarena.features.text.encoder import EmbeddingCache, text_key
         cache = EmbeddingCache({str(tmp_path)!r}, FakeEncoder())
         cache.encode(["kept-1", "kept-2"])
         conn = cache._conn

@@ -1,7 +1,7 @@
 """Tests of the ``embed_wl`` stage (wlplan ILG WL histograms) on a tiny Blocksworld problem set.
 
 Trajectories are produced by replaying hand-written valid plans with pymimir, in the contract
-format of :mod:`planarena.trajectories`, so the stage sees exactly what it sees in the pipeline.
+format of :mod:`planarena.core.trajectories`, so the stage sees exactly what it sees in the pipeline.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pymimir
 import pytest
 
 from planarena.config import Layout
-from planarena.embed_wl import PDDLCache, WLEmbedder, WLEmbeddingError, run_stage, wl_settings
-from planarena.problemset import ProblemEntry
-from planarena.records import write_jsonl
+from planarena.features.wl import PDDLCache, WLEmbedder, WLEmbeddingError, run_stage, wl_settings
+from planarena.core.problemset import ProblemEntry
+from planarena.core.records import write_jsonl
 
 FIX = Path(__file__).parent / "fixtures" / "wl"
 DOMAIN = "blocksworld"

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from planarena.embedplan import (  # noqa: E402
+from planarena.methods.embedplan.model import (  # noqa: E402
     EmbedPlanConfig,
     TransitionTable,
     build_model,
@@ -21,7 +21,7 @@ from planarena.embedplan import (  # noqa: E402
     sample_pools,
     train,
 )
-from planarena.protocols import PROTOCOLS, Corpus, protocol_tasks  # noqa: E402
+from planarena.protocols.pool import PROTOCOLS, Corpus, protocol_tasks  # noqa: E402
 
 
 def synthetic_table(n_problems=4, states_per_problem=60, n_actions=6, dim=24, seed=0, n_domains=1):

@@ -12,12 +12,13 @@ import yaml
 
 pytest.importorskip("torch")
 
-from planarena import acp, embed_acp  # noqa: E402
+from planarena.features.text import acp as embed_acp  # noqa: E402
+from planarena.datasets import acp
 from planarena.config import ConfigError, Layout, resolve_profile  # noqa: E402
-from planarena.evaluate import run_evaluate_stage, run_train_stage  # noqa: E402
-from planarena.protocols import PROTOCOLS  # noqa: E402
-from planarena.records import ResultRecord, read_jsonl  # noqa: E402
-from planarena.report_hitk import gap_notes, pool_summary, pool_table, render_pool_md  # noqa: E402
+from planarena.runner.stages import run_evaluate_stage, run_train_stage  # noqa: E402
+from planarena.protocols.pool import PROTOCOLS  # noqa: E402
+from planarena.core.records import ResultRecord, read_jsonl  # noqa: E402
+from planarena.report.hitk import gap_notes, pool_summary, pool_table, render_pool_md  # noqa: E402
 
 from conftest import ROOT, smoke_profile_params  # noqa: E402
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from planarena.fsf import (
+from planarena.features.fsf import (
     DONT_CARE,
     PAD,
     FSFEncoder,
@@ -20,7 +20,7 @@ from planarena.fsf import (
     natural_key,
     read_problem,
 )
-from planarena.trajectories import Trajectory
+from planarena.core.trajectories import Trajectory
 
 from conftest import needs_shared
 
@@ -218,7 +218,7 @@ def test_fsf_size_for_problemset(tmp_path):
 
 def _blocks_replay():
     """pymimir replay of a 3-step plan from the F.3 state (pypddl-datasets blocks domain)."""
-    from planarena.pddl import atoms_of, goal_atoms, load_problem, replay, static_atoms
+    from planarena.core.pddl import atoms_of, goal_atoms, load_problem, replay, static_atoms
 
     problem = load_problem(_pypddl_domain("blocks_4/domain.pddl"), str(FSF / "blocks_f3.pddl"))
     actions = ["(stack c d)", "(unstack b a)", "(stack b c)"]
@@ -251,7 +251,7 @@ def test_batch_equals_single_and_trajectory():
         np.testing.assert_array_equal(goal, _vec(D, 2, D, 4, D, X, X))
     np.testing.assert_array_equal(enc.bind(problem).encode_states(traj.states), expected)
     # pymimir State objects are accepted as states
-    from planarena.pddl import replay
+    from planarena.core.pddl import replay
     np.testing.assert_array_equal(bound.encode_states(replay(problem, traj.actions)[0]), expected)
 
 
@@ -262,7 +262,7 @@ def test_batch_equals_single_and_trajectory():
 ])
 def test_binding_from_pymimir_atoms_matches_file(domain, fixture, domain_file):
     """A trajectory's ``static`` list (pymimir output) gives the slots the problem file gives."""
-    from planarena.pddl import atoms_of, goal_atoms, load_problem, static_atoms
+    from planarena.core.pddl import atoms_of, goal_atoms, load_problem, static_atoms
 
     problem = load_problem(_pypddl_domain(domain_file), str(FSF / fixture))
     s0 = atoms_of(problem.get_initial_state())
@@ -319,7 +319,7 @@ def test_state_errors():
 @pytest.mark.shared
 @pytest.mark.parametrize("domain", ["blocksworld", "gripper", "logistics", "visitall"])
 def test_satr_initial_states(domain):
-    from planarena.pddl import atoms_of, goal_atoms, load_problem
+    from planarena.core.pddl import atoms_of, goal_atoms, load_problem
 
     root = needs_shared("satr") / domain
     files = [sorted((root / "train").glob("*.pddl"))[0], sorted((root / "extrapolation").glob("*.pddl"))[-1]]

@@ -1,8 +1,8 @@
 import pytest
 
-from planarena.pddl import (PDDLError, atoms_of, count_objects, goal_atoms, load_problem, normalise_action,
+from planarena.core.pddl import (PDDLError, atoms_of, count_objects, goal_atoms, load_problem, normalise_action,
                             read_plan_file, replay)
-from planarena.validation import validate_plan
+from planarena.core.validation import validate_plan
 
 from conftest import TINY
 

@@ -5,13 +5,13 @@ import json
 import pytest
 
 import planarena.methods.random_walk as rw
-from planarena.evaluate import run_evaluate_stage, run_train_stage
-from planarena.pipeline import run_plan_stage, run_trajectories_stage
-from planarena.problemset import ProblemSet
-from planarena.records import read_jsonl
-from planarena.suites import run_stage as generate
-from planarena.trajectories import load_trajectories
-from planarena.validation import validate_plan
+from planarena.runner.stages import run_evaluate_stage, run_train_stage
+from planarena.datasets.reference_plans import run_plan_stage, run_trajectories_stage
+from planarena.core.problemset import ProblemSet
+from planarena.core.records import read_jsonl
+from planarena.datasets.suites import run_stage as generate
+from planarena.core.trajectories import load_trajectories
+from planarena.core.validation import validate_plan
 
 from conftest import only_domains
 
@@ -55,7 +55,7 @@ def test_timeout_is_recorded_and_excluded_from_training_data(planned):
     params["planners"]["fallback"] = None
     params["planners"]["astar_lmcut"]["time_limit"] = 1
     # replace one train problem by a large Gripper problem that A*+LM-cut cannot solve in 1 s
-    from planarena.suites import GENERATORS
+    from planarena.datasets.suites import GENERATORS
 
     ps = ProblemSet(layout.problems)
     victim = next(e for e in ps.entries if e.domain == "gripper" and e.split == "train")

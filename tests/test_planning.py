@@ -1,9 +1,9 @@
 import pytest
 
-import planarena.planning as planning
-from planarena.planning import PlannerCache, plan_cached, plan_with_fallback, run_fast_downward
-from planarena.suites import GENERATORS, _domain_text
-from planarena.validation import validate_plan
+import planarena.datasets.planning as planning
+from planarena.datasets.planning import PlannerCache, plan_cached, plan_with_fallback, run_fast_downward
+from planarena.datasets.suites import GENERATORS, _domain_text
+from planarena.core.validation import validate_plan
 
 from conftest import TINY
 

@@ -1,4 +1,4 @@
-"""Tests of planarena.report: coverage arithmetic, Problems, section order, stage outputs."""
+"""Tests of planarena.report.leaderboard: coverage arithmetic, Problems, section order, stage outputs."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from planarena import report
+from planarena.report import leaderboard as report
 from planarena.config import Layout
-from planarena.problemset import ProblemEntry
-from planarena.records import ResultRecord, write_jsonl
-from planarena.reference import (
+from planarena.core.problemset import ProblemEntry
+from planarena.core.records import ResultRecord, write_jsonl
+from planarena.report.published.state_centric import (
     PUBLISHED_TABLES,
     STATE_CENTRIC_TABLE1,
     PublishedCell,

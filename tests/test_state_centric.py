@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from planarena.embed_wl import run_stage as embed_wl
-from planarena.evaluate import build_method, run_evaluate_stage, run_train_stage
-from planarena.pipeline import run_plan_stage, run_trajectories_stage
-from planarena.problemset import ProblemSet
-from planarena.records import read_jsonl
-from planarena.suites import run_stage as generate
-from planarena.validation import validate_plan
+from planarena.features.wl import run_stage as embed_wl
+from planarena.runner.stages import build_method, run_evaluate_stage, run_train_stage
+from planarena.datasets.reference_plans import run_plan_stage, run_trajectories_stage
+from planarena.core.problemset import ProblemSet
+from planarena.core.records import read_jsonl
+from planarena.datasets.suites import run_stage as generate
+from planarena.core.validation import validate_plan
 
 from conftest import only_domains
 
@@ -80,7 +80,7 @@ def test_bad_config_names_the_param(pipeline):
 
 
 def test_diverged_training_is_an_outcome(pipeline, monkeypatch):
-    from planarena import transition_models
+    from planarena.methods.state_centric import models as transition_models
 
     params, layout = pipeline
     name = "wl_xgb_state"

@@ -1,4 +1,4 @@
-"""State-centric WL/FSF models on EmbedPlan's candidate-pool Hit@k protocols (planarena.state_pool):
+"""State-centric WL/FSF models on EmbedPlan's candidate-pool Hit@k protocols (planarena.methods.state_centric.pool):
 encodings of the ACP corpus, the shared pool ranking, training and records of the method."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import pytest
 
 pytest.importorskip("xgboost")
 
-from planarena import acp  # noqa: E402
+from planarena.datasets import acp  # noqa: E402
 from planarena.config import Layout  # noqa: E402
-from planarena.embedplan import pool_ranks  # noqa: E402
-from planarena.evaluate import build_method  # noqa: E402
-from planarena.protocols import build_corpus, protocol_tasks  # noqa: E402
-from planarena.records import ResultRecord  # noqa: E402
-from planarena.report_hitk import pool_summary, pool_table  # noqa: E402
-from planarena.state_pool import (NOT_APPLICABLE, encode_domain, pool_scores,  # noqa: E402
+from planarena.methods.embedplan.model import pool_ranks  # noqa: E402
+from planarena.runner.stages import build_method  # noqa: E402
+from planarena.protocols.pool import build_corpus, protocol_tasks  # noqa: E402
+from planarena.core.records import ResultRecord  # noqa: E402
+from planarena.report.hitk import pool_summary, pool_table  # noqa: E402
+from planarena.methods.state_centric.pool import (NOT_APPLICABLE, encode_domain, pool_scores,  # noqa: E402
                                   split_validation, training_trajectories)
 
 from conftest import smoke_profile_params  # noqa: E402

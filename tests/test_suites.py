@@ -3,9 +3,9 @@ import gzip
 import pytest
 
 from planarena.config import ConfigError
-from planarena.pddl import PDDLError
-from planarena.problemset import ProblemSet
-from planarena.suites import run_stage
+from planarena.core.pddl import PDDLError
+from planarena.core.problemset import ProblemSet
+from planarena.datasets.suites import run_stage
 
 from conftest import TINY, needs_shared, only_domains
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from planarena.config import ConfigError
-from planarena.transition_models import (
+from planarena.methods.state_centric.models import (
     DivergedError,
     LSTMTransitionModel,
     TransitionModel,

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 import typer
 
-from .config import ConfigError, Layout, load_params
+from planarena.config import ConfigError, Layout, load_params
 
 app = typer.Typer(help="planarena: benchmark and leaderboard harness for learned planning models.",
                   no_args_is_help=True, add_completion=False)
@@ -40,16 +40,16 @@ def stage_main(fn: Callable, *args, params_file: str = "params.yaml") -> None:
 
 
 STAGES = {
-    "generate": "planarena.suites:run_stage",
-    "plan": "planarena.pipeline:run_plan_stage",
-    "trajectories": "planarena.pipeline:run_trajectories_stage",
-    "embed_wl": "planarena.embed_wl:run_stage",
-    "embed_text": "planarena.embed_text:run_stage",
-    "acp_data": "planarena.acp:run_stage",
-    "embed_acp": "planarena.embed_acp:run_stage",
-    "train": "planarena.evaluate:run_train_stage",
-    "evaluate": "planarena.evaluate:run_evaluate_stage",
-    "report": "planarena.report:run_stage",
+    "generate": "planarena.datasets.suites:run_stage",
+    "plan": "planarena.datasets.reference_plans:run_plan_stage",
+    "trajectories": "planarena.datasets.reference_plans:run_trajectories_stage",
+    "embed_wl": "planarena.features.wl:run_stage",
+    "embed_text": "planarena.features.text.encoder:run_stage",
+    "acp_data": "planarena.datasets.acp:run_stage",
+    "embed_acp": "planarena.features.text.acp:run_stage",
+    "train": "planarena.runner.stages:run_train_stage",
+    "evaluate": "planarena.runner.stages:run_evaluate_stage",
+    "report": "planarena.report.leaderboard:run_stage",
 }
 
 
@@ -80,7 +80,7 @@ def generate_domain(
     out: Path = typer.Option(Path("."), help="output directory"),
 ) -> None:
     """Generate problems of one domain (and its domain.pddl) with the built-in generators."""
-    from .suites import GENERATORS, _domain_text, _seed_for
+    from planarena.datasets.suites import GENERATORS, _domain_text, _seed_for
 
     if domain not in GENERATORS:
         raise typer.BadParameter(f"unknown domain {domain!r}; known: {', '.join(sorted(GENERATORS))}")
@@ -103,8 +103,8 @@ def plan_problem(
     plan_file: Optional[Path] = typer.Option(None, help="write the plan here"),
 ) -> None:
     """Plan one problem with Fast Downward and validate the plan; prints a JSON record."""
-    from .planning import run_fast_downward
-    from .validation import validate_plan
+    from planarena.datasets.planning import run_fast_downward
+    from planarena.core.validation import validate_plan
 
     res = run_fast_downward(config, domain_file, problem_file, time_limit, memory_limit_mb)
     rec = res.to_dict()
@@ -119,8 +119,8 @@ def plan_problem(
 @app.command()
 def validate(domain_file: Path, problem_file: Path, plan_file: Path) -> None:
     """Validate a plan file with unified-planning's SequentialPlanValidator (exit 1 if invalid)."""
-    from .pddl import read_plan_file
-    from .validation import validate_plan
+    from planarena.core.pddl import read_plan_file
+    from planarena.core.validation import validate_plan
 
     v = validate_plan(domain_file, problem_file, read_plan_file(plan_file))
     typer.echo("valid" if v.valid else f"invalid: {v.reason}")
@@ -130,7 +130,7 @@ def validate(domain_file: Path, problem_file: Path, plan_file: Path) -> None:
 @app.command()
 def report(params: Path = typer.Option(Path("params.yaml"), help="params file")) -> None:
     """Render reports/leaderboard.md, metrics.json and plots from existing data/results."""
-    from .report import run_stage
+    from planarena.report.leaderboard import run_stage
 
     stage_main(run_stage, params_file=str(params))
     typer.echo("wrote reports/leaderboard.md")
@@ -139,7 +139,7 @@ def report(params: Path = typer.Option(Path("params.yaml"), help="params file"))
 @app.command()
 def methods() -> None:
     """List registered methods with their family and tasks."""
-    from .methods import REGISTRY, method_class
+    from planarena.methods import REGISTRY, method_class
 
     for name in sorted(REGISTRY):
         cls = method_class(name)

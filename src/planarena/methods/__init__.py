@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import importlib
 
-from .base import TASKS, Attempt, Method, PlanningTask
+from planarena.methods.base import TASKS, Attempt, Method, PlanningTask
 
 #: name -> "module:Class" (imported lazily, so a method's heavy dependencies load only when used)
 REGISTRY: dict[str, str] = {
     "fd_astar_lmcut": "planarena.methods.classical:FastDownwardAStarLMCut",
     "fd_lama": "planarena.methods.classical:FastDownwardLAMA",
     "random_walk": "planarena.methods.random_walk:RandomWalk",
-    "state_centric": "planarena.methods.state_centric:StateCentric",
-    "embedplan": "planarena.methods.embedplan:EmbedPlan",
+    "state_centric": "planarena.methods.state_centric.method:StateCentric",
+    "embedplan": "planarena.methods.embedplan.method:EmbedPlan",
 }
 
 

@@ -3,7 +3,7 @@
 A method declares the tasks it supports (``plan``, ``rank_successors``, ``learn_schema``), learns in
 :meth:`Method.train` (called once per method by the ``train`` stage; may be a no-op) and is evaluated
 by the ``evaluate`` stage, which calls :meth:`Method.solve` once per (problem, seed), validates every
-plan independently and writes one :class:`planarena.records.ResultRecord` per attempt.
+plan independently and writes one :class:`planarena.core.records.ResultRecord` per attempt.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from ..config import Layout
-from ..problemset import ProblemEntry
+from planarena.config import Layout
+from planarena.core.problemset import ProblemEntry
 
 TASKS = frozenset({"plan", "rank_successors", "learn_schema"})
 
@@ -32,7 +32,7 @@ class PlanningTask:
 class Attempt:
     """What a method returns for one (problem, seed).
 
-    ``outcome`` is one of :data:`planarena.records.OUTCOMES`; ``plan`` is the list of ground actions
+    ``outcome`` is one of :data:`planarena.core.records.OUTCOMES`; ``plan`` is the list of ground actions
     (``"(name obj ...)"``) when the method claims a plan (the harness validates it independently);
     ``wall_time`` in seconds if the method measured it itself (else the harness's clock is used);
     ``extra`` carries method-specific numbers (expansions, steps, ...) into the record.

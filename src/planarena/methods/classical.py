@@ -1,6 +1,6 @@
 """Classical baselines: Fast Downward A*+LM-cut and LAMA-first (rows of the coverage leaderboard).
 
-Both reuse :mod:`planarena.planning` and its run cache, so a configuration already run by the
+Both reuse :mod:`planarena.datasets.planning` and its run cache, so a configuration already run by the
 ``plan`` stage on the same problem, with the same limits, is not run again.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..planning import PlannerCache, plan_cached
-from .base import Attempt, Method, PlanningTask
+from planarena.datasets.planning import PlannerCache, plan_cached
+from planarena.methods.base import Attempt, Method, PlanningTask
 
 
 class _FastDownward(Method):

@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 import time
 
-from ..config import stable_hash
-from ..pddl import load_problem
-from .base import Attempt, Method, PlanningTask
+from planarena.config import stable_hash
+from planarena.core.pddl import load_problem
+from planarena.methods.base import Attempt, Method, PlanningTask
 
 
 class RandomWalk(Method):

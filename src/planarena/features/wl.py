@@ -23,7 +23,7 @@ atom strings into wlplan ``State``/``Problem`` objects, calls ``collect`` on the
 States and static atoms
 -----------------------
 Trajectory states hold the *fluent* atoms only (``data/trajectories`` format, see
-:mod:`planarena.trajectories`). wlplan's ILG draws nodes from the atoms of the ``State``; the
+:mod:`planarena.core.trajectories`). wlplan's ILG draws nodes from the atoms of the ``State``; the
 ``statics`` list of a wlplan ``Problem`` is not used by the ILG generator (wlplan 2.1.0, checked), and
 ``wlplan.planning.parse_problem`` leaves it empty anyway. So the static atoms of the problem (the
 initial-state atoms whose predicate occurs in no action effect, read from the problem PDDL) are added
@@ -83,10 +83,10 @@ from wlplan.data import DomainDataset, ProblemDataset
 from wlplan.feature_generator import Features, init_feature_generator, load_feature_generator
 from wlplan.planning import Atom, Problem, State, to_wlplan_domain, to_wlplan_problem
 
-from . import config
-from .config import SPLITS, Layout
-from .problemset import ProblemSet
-from .trajectories import Trajectory, load_trajectories, trajectory_file
+from planarena import config
+from planarena.config import SPLITS, Layout
+from planarena.core.problemset import ProblemSet
+from planarena.core.trajectories import Trajectory, load_trajectories, trajectory_file
 
 #: Settings read from ``params["embed_wl"]`` and their defaults. ``multiset_hash: True`` and
 #: ``pruning: "none"`` follow the paper's Appendix E.4 (wlplan's own default is a *set* hash);

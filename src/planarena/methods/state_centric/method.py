@@ -11,7 +11,7 @@ every seed and the method runs one seed) on the train split's trajectories, earl
 validation split's.
 
 Hit@k: the successor-set protocol (this paper's, along the suite's reference trajectories) and the
-EmbedPlan candidate-pool protocols on the ACPBench-domain datasets (:mod:`planarena.state_pool`:
+EmbedPlan candidate-pool protocols on the ACPBench-domain datasets (:mod:`planarena.methods.state_centric.pool`:
 one more model per (protocol, domain, seed), trained on the protocol's training transitions in the
 train stage and saved under ``<model_dir>/pool/``). ``transition_models.pool.protocols`` (or the
 block's ``pool_protocols``) chooses the pool protocols; an empty list, or no ACP datasets, turns the
@@ -28,12 +28,12 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ..config import get
-from ..decoding import DecodeSettings, decode, rank_successors_along
-from ..pddl import load_problem
-from ..problemset import ProblemSet
-from ..trajectories import Trajectory, load_trajectories
-from .base import Attempt, Method, PlanningTask
+from planarena.config import get
+from planarena.search.decoding import DecodeSettings, decode, rank_successors_along
+from planarena.core.pddl import load_problem
+from planarena.core.problemset import ProblemSet
+from planarena.core.trajectories import Trajectory, load_trajectories
+from planarena.methods.base import Attempt, Method, PlanningTask
 
 ENCODINGS = ("wl", "fsf")
 MODELS = ("lstm", "xgb")
@@ -81,12 +81,12 @@ class DomainEncoder:
         self.encoding, self.domain, self.layout, self.ps = encoding, domain, layout, ps
         self._cache: dict[str, Any] = {}
         if encoding == "wl":
-            from ..embed_wl import WLEmbedder
+            from planarena.features.wl import WLEmbedder
 
             self.impl = WLEmbedder.for_domain(layout, domain)
             self.dim = self.impl.dim
         elif encoding == "fsf":
-            from ..fsf import FSFEncoder, fsf_size
+            from planarena.features.fsf import FSFEncoder, fsf_size
 
             files = [ps.problem_file(e) for e in ps.select(domain=domain)]
             self.n_slots = fsf_size(domain, files)
@@ -118,7 +118,7 @@ class DomainEncoder:
 class StateCentric(Method):
     """One of the eight configurations; see the module docstring. Params block keys:
     ``encoding`` (wl|fsf), ``model`` (lstm|xgb), ``mode`` (state|delta), ``model_params`` (passed to
-    the model: Table 6 defaults), ``decode`` (:class:`planarena.decoding.DecodeSettings`),
+    the model: Table 6 defaults), ``decode`` (:class:`planarena.search.decoding.DecodeSettings`),
     ``rank_splits`` (splits for the Hit@k protocol), ``splits`` (coverage splits; default the
     evaluation splits)."""
 
@@ -161,7 +161,7 @@ class StateCentric(Method):
     def model_params(self) -> dict:
         """Hyperparameters: ``transition_models.<lstm|xgb>`` (shared by the configurations, so a
         profile can change all of them at once) updated by the block's ``model_params``; whatever
-        neither sets is the paper's Table 6 default (:mod:`planarena.transition_models`)."""
+        neither sets is the paper's Table 6 default (:mod:`planarena.methods.state_centric.models`)."""
         shared = dict(get(self.params, f"transition_models.{self.model_kind}", None) or {})
         return {**shared, **(self.config.get("model_params") or {})}
 
@@ -178,7 +178,7 @@ class StateCentric(Method):
         return self._encoders[domain]
 
     def _model_class(self):
-        from ..transition_models import LSTMTransitionModel, XGBTransitionModel
+        from planarena.methods.state_centric.models import LSTMTransitionModel, XGBTransitionModel
 
         return LSTMTransitionModel if self.model_kind == "lstm" else XGBTransitionModel
 
@@ -196,7 +196,7 @@ class StateCentric(Method):
         A diverged or failed run of one (domain, seed) is recorded in ``facts.json`` with its
         reason; the other models still train.
         """
-        from ..transition_models import DivergedError
+        from planarena.methods.state_centric.models import DivergedError
 
         cls = self._model_class()
         hyper = self.model_params()
@@ -238,8 +238,8 @@ class StateCentric(Method):
 
     # -- pool Hit@k (EmbedPlan protocols on the ACPBench-domain datasets) -------------------------
     def _pool_protocols(self) -> list[str]:
-        from ..protocols import PROTOCOLS
-        from ..state_pool import POOL_PROTOCOLS
+        from planarena.protocols.pool import PROTOCOLS
+        from planarena.methods.state_centric.pool import POOL_PROTOCOLS
 
         protos = self.config.get("pool_protocols")
         if protos is None:
@@ -258,8 +258,8 @@ class StateCentric(Method):
 
     def _pool_corpus(self):
         """``(Corpus, None)``, or ``(None, reason)`` when the pool protocol is off."""
-        from ..acp import domains_available
-        from ..protocols import build_corpus
+        from planarena.datasets.acp import domains_available
+        from planarena.protocols.pool import build_corpus
 
         if not self._pool_protocols():
             return None, "transition_models.pool.protocols is empty"
@@ -271,8 +271,8 @@ class StateCentric(Method):
 
     def _pool_tasks(self, corpus):
         """``(protocol, seed, task or None, reason)`` for every pool model of the configuration."""
-        from ..protocols import protocol_tasks
-        from ..state_pool import NOT_APPLICABLE, fsf_supported
+        from planarena.protocols.pool import protocol_tasks
+        from planarena.methods.state_centric.pool import NOT_APPLICABLE, fsf_supported
 
         frac = float(get(self.params, "embedplan.test_fraction", 0.2))
         for protocol in self._pool_protocols():
@@ -286,10 +286,10 @@ class StateCentric(Method):
 
     def _train_pool(self, model_dir: Path, cls, hyper: dict) -> dict:
         """Train one model per (pool protocol, seed, domain) on the protocol's training transitions
-        (:mod:`planarena.state_pool`); returns the facts (``status``, ``runs``, ``reason``)."""
-        from ..embed_wl import wl_settings
-        from ..state_pool import encode_domain, split_validation, task_key, training_trajectories
-        from ..transition_models import DivergedError
+        (:mod:`planarena.methods.state_centric.pool`); returns the facts (``status``, ``runs``, ``reason``)."""
+        from planarena.features.wl import wl_settings
+        from planarena.methods.state_centric.pool import encode_domain, split_validation, task_key, training_trajectories
+        from planarena.methods.state_centric.models import DivergedError
 
         corpus, off = self._pool_corpus()
         if corpus is None:
@@ -331,13 +331,13 @@ class StateCentric(Method):
 
     def pool_records(self, done: set, fingerprint: str, train_facts: dict):
         """Pool Hit@1/5/10 records (one per protocol, domain, seed; ``problem`` = the encoding),
-        scored on the same pools as EmbedPlan (:func:`planarena.embedplan.pool_ranks`). A model that
+        scored on the same pools as EmbedPlan (:func:`planarena.methods.embedplan.model.pool_ranks`). A model that
         diverged or failed to train gives a record with that outcome and no metrics."""
-        from ..embedplan import pool_ranks
-        from ..records import ResultRecord
-        from ..state_pool import encode_domain, pool_scores, predict_targets, task_key
-        from ..transition_models import TransitionModel
-        from .embedplan import plan_metrics_of, pool_split_label
+        from planarena.methods.embedplan.model import pool_ranks
+        from planarena.core.records import ResultRecord
+        from planarena.methods.state_centric.pool import encode_domain, pool_scores, predict_targets, task_key
+        from planarena.methods.state_centric.models import TransitionModel
+        from planarena.methods.embedplan.method import plan_metrics_of, pool_split_label
 
         corpus, off = self._pool_corpus()
         if corpus is None:
@@ -426,7 +426,7 @@ class StateCentric(Method):
         if isinstance(model, str):
             return Attempt("error", failure_reason=model)
         problem = load_problem(str(task.domain_file), str(task.problem_file))
-        from ..pddl import goal_atoms
+        from planarena.core.pddl import goal_atoms
 
         try:
             enc = self.encoder(domain).for_problem(task.problem_file, goal_atoms(problem))

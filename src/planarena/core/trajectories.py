@@ -11,7 +11,7 @@ File format (JSON lines, one trajectory per line), ``data/trajectories/<domain>/
      "goal": ["(on b1 b2)", ...]}                            # sorted goal ground atoms (positive)
 
 Atoms are written as ``(predicate obj1 obj2)``, exactly as pymimir prints them. Only plans accepted by
-the independent validator are replayed (see :mod:`planarena.validation`).
+the independent validator are replayed (see :mod:`planarena.core.validation`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .records import read_jsonl
+from planarena.core.records import read_jsonl
 
 
 @dataclass

@@ -2,9 +2,9 @@
 
 Inputs (DESIGN.md, "The pipeline"; all written by earlier stages):
 
-* ``data/results/*.jsonl``: :class:`planarena.records.ResultRecord` lines, one per attempt.
+* ``data/results/*.jsonl``: :class:`planarena.core.records.ResultRecord` lines, one per attempt.
 * ``data/plans/records.jsonl``: one line per problem from the planning stage (reference plans).
-* ``data/problems/manifest.jsonl``: :class:`planarena.problemset.ProblemEntry` lines (instance
+* ``data/problems/manifest.jsonl``: :class:`planarena.core.problemset.ProblemEntry` lines (instance
   counts per domain and split).
 
 Outputs: ``reports/leaderboard.md``, ``reports/metrics.json`` (for ``dvc metrics show`` /
@@ -13,7 +13,7 @@ Outputs: ``reports/leaderboard.md``, ``reports/metrics.json`` (for ``dvc metrics
 Rules this module implements (DESIGN.md, "Contracts" and "Leaderboards"):
 
 * Every number is computed from the records, never typed in; published numbers come only from
-  :mod:`planarena.reference` and are rendered in their own labelled section.
+  :mod:`planarena.report.published.state_centric` and are rendered in their own labelled section.
 * A plan counts as solved only if ``outcome == "solved"`` *and* the independent validator accepted
   it (:attr:`ResultRecord.counts_as_solved`); plans the validator rejected are listed under
   Problems with the validator's reason.
@@ -48,17 +48,11 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .config import SPLITS, Layout, stable_hash
-from .problemset import ProblemEntry, ProblemSet
-from .records import ResultRecord, iter_records, read_jsonl
-from .reference import PUBLISHED_TABLES, PublishedMatrix
-from .report_hitk import (
-    is_pool_record,
-    plot_hit5_by_protocol,
-    pool_summary,
-    render_pool_md,
-    render_published_md,
-)
+from planarena.config import SPLITS, Layout, stable_hash
+from planarena.core.problemset import ProblemEntry, ProblemSet
+from planarena.core.records import ResultRecord, iter_records, read_jsonl
+from planarena.report.published.state_centric import PUBLISHED_TABLES, PublishedMatrix
+from planarena.report.hitk import is_pool_record, plot_hit5_by_protocol, pool_summary, render_pool_md, render_published_md
 
 #: Display order of split names: the SATr splits, then the IPC 2023 Learning Track test splits
 #: (DESIGN.md "Contracts: Problem set"); any other split sorts after these, alphabetically.
@@ -211,7 +205,7 @@ def record_task(rec: ResultRecord) -> str:
 
     In order: ``extra["task"]`` when set; ``rank_successors`` when ``extra`` holds ``hit@k`` or
     ``acc@k`` values; ``plan`` when the method's declared ``extra["tasks"]`` (written by
-    :mod:`planarena.evaluate`) include it or are absent; else the first declared task.
+    :mod:`planarena.runner.stages`) include it or are absent; else the first declared task.
     """
     extra = rec.extra or {}
     task = extra.get("task")
@@ -1573,7 +1567,7 @@ def render_leaderboard(
     """The whole ``leaderboard.md`` text (pure: same arguments, same string).
 
     ``plots`` are (caption, link relative to the markdown file) pairs; ``pool_md`` are the lines of
-    the candidate-pool Hit@k subsection (:func:`planarena.report_hitk.render_pool_md`) and
+    the candidate-pool Hit@k subsection (:func:`planarena.report.hitk.render_pool_md`) and
     ``published_extra_md`` further labelled published tables (EmbedPlan's).
     """
     lines = [

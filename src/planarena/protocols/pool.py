@@ -2,7 +2,7 @@
 
 Source: ``../shared/papers/embedplan-latent-transitions.txt``, Appendix A (definitions) and B.3
 (candidate pools). A :class:`Corpus` holds every transition of every domain of one encoder as a
-:class:`planarena.embedplan.TransitionTable`; :func:`protocol_tasks` turns a protocol name and a
+:class:`planarena.methods.embedplan.model.TransitionTable`; :func:`protocol_tasks` turns a protocol name and a
 seed into training tasks (which transitions train one model) and their test sets (which transitions
 are queried, with which distractor pool, and which plans give plan-level metrics).
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .embedplan import TransitionTable
+from planarena.methods.embedplan.model import TransitionTable
 
 PROTOCOLS = ("interpolation", "plan_variant", "extrapolation", "multi_domain", "cross_domain",
              "leave_one_out")
@@ -83,7 +83,7 @@ def build_corpus(acp_dir: Path, emb_dir: Path | None, domains: list[str]) -> Cor
     ``<emb_dir>/<domain>.npz`` (stage ``embed_acp``: ``states``/``state_offsets``/``actions``/
     ``action_offsets``/``problems``, rows in the datasets' problem order). With ``emb_dir=None``
     the table holds no text embeddings (width 0): the transitions, pools and partitions only, for
-    methods with their own state encodings (:mod:`planarena.state_pool`).
+    methods with their own state encodings (:mod:`planarena.methods.state_centric.pool`).
 
     Transitions are the unique ``(s, a, s')`` triples over a problem's stored plans; their
     applicable-action lists come from the dataset's ``applicable`` map.
@@ -92,7 +92,7 @@ def build_corpus(acp_dir: Path, emb_dir: Path | None, domains: list[str]) -> Cor
         FileNotFoundError: a domain's dataset or embedding file is missing (names it).
         ValueError: the embedding file does not match the dataset (problem names or row counts).
     """
-    from .acp import load_domain_dataset
+    from planarena.datasets.acp import load_domain_dataset
 
     state_blocks, action_blocks = [], []
     s_list, a_list, s2_list, tp_list = [], [], [], []

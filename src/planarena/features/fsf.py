@@ -79,7 +79,7 @@ Usage
     g = bound.encode_goal(goal_atoms)                             # (N+1,) float32
     S, g = enc.encode_trajectory(traj)                            # (T+1, N+1), (N+1,)
 
-Atoms are strings ``"(pred obj1 obj2)"`` as pymimir prints them (see :mod:`planarena.trajectories`).
+Atoms are strings ``"(pred obj1 obj2)"`` as pymimir prints them (see :mod:`planarena.core.trajectories`).
 Predicates that FSF does not use (``clear``, ``handempty``, ``connected``, type atoms, ...) are
 ignored.
 """
@@ -740,7 +740,7 @@ class FSFEncoder:
 
     def encode_trajectory(self, traj: Any, problem_root: str | os.PathLike | None = None
                           ) -> tuple[np.ndarray, np.ndarray]:
-        """``(states (T+1, N+1), goal (N+1,))`` float32 of a :class:`planarena.trajectories.Trajectory`.
+        """``(states (T+1, N+1), goal (N+1,))`` float32 of a :class:`planarena.core.trajectories.Trajectory`.
 
         Raises:
             ValueError: as :meth:`bind` and :meth:`BoundFSF.encode_states`, or the trajectory is of
@@ -775,7 +775,7 @@ def fsf_size(domain: str, problem_files: Iterable[str | os.PathLike]) -> int:
 
 def fsf_size_for_problemset(problems: Any, domain: str) -> int:
     """``N`` over every problem of ``domain`` (all splits) in a problem set: a
-    :class:`planarena.problemset.ProblemSet` or its root (``data/problems``, with ``manifest.jsonl``).
+    :class:`planarena.core.problemset.ProblemSet` or its root (``data/problems``, with ``manifest.jsonl``).
 
     This is how the harness fixes ``N`` before training (test problems contribute their object
     counts only).
@@ -784,7 +784,7 @@ def fsf_size_for_problemset(problems: Any, domain: str) -> int:
         ValueError: the manifest has no problem of ``domain`` (or as :func:`fsf_size`).
         FileNotFoundError: no manifest.
     """
-    from .problemset import ProblemSet
+    from planarena.core.problemset import ProblemSet
 
     ps = problems if isinstance(problems, ProblemSet) else ProblemSet(problems)
     entries = ps.select(domain=domain)

@@ -7,7 +7,7 @@ weights, Appendix D.6). Data: the ACPBench-domain datasets (stage ``acp_data``) 
 encoder of ``acp.encoders`` (stage ``embed_acp``); protocols and seeds from the ``embedplan``
 params block. The method has no ``plan`` task: it enters the Hit@k leaderboard only.
 
-Train stage: for every (encoder, protocol, seed, task of :func:`planarena.protocols.protocol_tasks`)
+Train stage: for every (encoder, protocol, seed, task of :func:`planarena.protocols.pool.protocol_tasks`)
 one model, saved as ``<model_dir>/<encoder slug>/<protocol>/<train_key>/seed<k>.pt`` with its
 facts in ``facts.json``. A diverged run keeps its best weights and is recorded as ``diverged``.
 Evaluate stage: one result record per (encoder, protocol, train key, test domain, seed) with
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import get
-from ..records import ResultRecord
-from .base import Method
+from planarena.config import get
+from planarena.core.records import ResultRecord
+from planarena.methods.base import Method
 
 FAMILY = "embedplan-latent-transitions"
 
@@ -35,7 +35,7 @@ class EmbedPlan(Method):
 
     Config (``methods.<name>``): ``arch`` (``mlp``/``hyper``), ``untrained`` (bool),
     ``model_params`` (overrides of ``embedplan.model``, see
-    :class:`planarena.embedplan.EmbedPlanConfig`), ``protocols`` (default ``embedplan.protocols``),
+    :class:`planarena.methods.embedplan.model.EmbedPlanConfig`), ``protocols`` (default ``embedplan.protocols``),
     ``seeds`` (default ``evaluation.seeds``).
     """
 
@@ -48,7 +48,7 @@ class EmbedPlan(Method):
     # -- configuration -----------------------------------------------------------------------
 
     def _cfg(self):
-        from ..embedplan import EmbedPlanConfig
+        from planarena.methods.embedplan.model import EmbedPlanConfig
 
         shared = dict(get(self.params, "embedplan.model", {}) or {})
         shared.update(self.config.get("model_params") or {})
@@ -56,7 +56,7 @@ class EmbedPlan(Method):
         return EmbedPlanConfig.from_dict(shared)
 
     def _protocols(self) -> list[str]:
-        from ..protocols import PROTOCOLS
+        from planarena.protocols.pool import PROTOCOLS
 
         protos = list(self.config.get("protocols") or get(self.params, "embedplan.protocols", PROTOCOLS))
         bad = [p for p in protos if p not in PROTOCOLS]
@@ -69,10 +69,10 @@ class EmbedPlan(Method):
 
     def _corpora(self):
         """``(encoder name, slug, Corpus)`` per encoder of ``acp.encoders``."""
-        from ..acp import domains_available
-        from ..embed_acp import acp_encoders
-        from ..embed_text import encoder_slug
-        from ..protocols import build_corpus
+        from planarena.datasets.acp import domains_available
+        from planarena.features.text.acp import acp_encoders
+        from planarena.features.text.encoder import encoder_slug
+        from planarena.protocols.pool import build_corpus
 
         have = set(domains_available(self.layout.acp))
         domains = [d for d in get(self.params, "acp.domains") if d in have]
@@ -85,7 +85,7 @@ class EmbedPlan(Method):
     def _new_model(self, corpus, seed: int):
         import torch
 
-        from ..embedplan import build_model
+        from planarena.methods.embedplan.model import build_model
 
         torch.manual_seed(seed)
         d = corpus.table.state_emb.shape[1]
@@ -97,8 +97,8 @@ class EmbedPlan(Method):
         """Train one model per (encoder, protocol, seed, task); see the module docstring."""
         import torch
 
-        from ..embedplan import count_parameters, train
-        from ..protocols import protocol_tasks
+        from planarena.methods.embedplan.model import count_parameters, train
+        from planarena.protocols.pool import protocol_tasks
 
         cfg = self._cfg()
         untrained = bool(self.config.get("untrained", False))
@@ -149,8 +149,8 @@ class EmbedPlan(Method):
         seed) not in ``done`` (keys ``(protocol, domain, split, problem, seed)``)."""
         import torch
 
-        from ..embedplan import evaluate_rows, hit_metrics, project_states
-        from ..protocols import protocol_tasks
+        from planarena.methods.embedplan.model import evaluate_rows, hit_metrics, project_states
+        from planarena.protocols.pool import protocol_tasks
 
         pool = int(get(self.params, "embedplan.pool_size", 128))
         pessimistic = bool(get(self.params, "embedplan.pessimistic_ties", False))
@@ -203,9 +203,9 @@ class EmbedPlan(Method):
 
 
 def plan_metrics_of(hit5: np.ndarray, test) -> dict:
-    """Teacher-forced plan Mean/Exact Hit@5 (:func:`planarena.embedplan.plan_metrics`) of a
-    :class:`planarena.protocols.TestSet` whose query ``i`` is ``test.rows[i]``; ``{}`` without plans."""
-    from ..embedplan import plan_metrics
+    """Teacher-forced plan Mean/Exact Hit@5 (:func:`planarena.methods.embedplan.model.plan_metrics`) of a
+    :class:`planarena.protocols.pool.TestSet` whose query ``i`` is ``test.rows[i]``; ``{}`` without plans."""
+    from planarena.methods.embedplan.model import plan_metrics
 
     if not test.plans:
         return {}

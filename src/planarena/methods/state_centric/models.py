@@ -52,7 +52,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .config import ConfigError
+from planarena.config import ConfigError
 
 MODES = ("state", "delta")
 NORMALISATIONS = ("none", "l1")

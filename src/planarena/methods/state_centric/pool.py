@@ -7,7 +7,7 @@ transitions.txt``, Appendix A and B.3), including the WL/FSF models of the state
 adapts them to that protocol; it adds no new model:
 
 * **Data.** The same ACPBench-domain transitions, partitions and seeds as EmbedPlan
-  (:func:`planarena.protocols.protocol_tasks`), so both families are trained and tested on the same
+  (:func:`planarena.protocols.pool.protocol_tasks`), so both families are trained and tested on the same
   rows. The model input is ``[phi(s), phi(g)]`` (the state-centric paper's input; the action is
   ignored), ``g`` the goal of the transition's problem; the target is ``phi(s')`` (state mode) or
   ``phi(s') - phi(s)`` (delta mode).
@@ -21,7 +21,7 @@ adapts them to that protocol; it adds no new model:
   queried from its zero recurrent state, history-free, and XGBoost (Markov by construction) is
   unchanged. A seeded ``validation_fraction`` of the training transitions drives early stopping.
 * **Scoring.** The candidate pool, the seeded tie-breaking and the ranks come from
-  :func:`planarena.embedplan.pool_ranks`, the same code and random stream as EmbedPlan's, so equal
+  :func:`planarena.methods.embedplan.model.pool_ranks`, the same code and random stream as EmbedPlan's, so equal
   seeds give equal pools. A candidate ``c`` scores ``-distance(phi(c), v)`` with ``v`` the model's
   target (Euclidean in delta mode, cosine in state mode: the decoder's metric, Algorithm 1).
 * **Protocols.** The in-domain protocols (interpolation, plan-variant, extrapolation). WL and FSF
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .protocols import Corpus, Task
+from planarena.protocols.pool import Corpus, Task
 
 #: Protocols the state-centric models can be evaluated on (one model per domain, in-domain test).
 POOL_PROTOCOLS = ("interpolation", "plan_variant", "extrapolation")
@@ -74,7 +74,7 @@ class DomainPhi:
 
 def _problem_blocks(corpus: Corpus, acp_dir: Path, domain: str):
     """``(pid, first global state row, ProblemTransitions, problem file)`` per problem of ``domain``."""
-    from .acp import load_domain_dataset
+    from planarena.datasets.acp import load_domain_dataset
 
     datasets = {p.problem: p for p in load_domain_dataset(acp_dir, domain)}
     sp = corpus.table.state_problem
@@ -88,7 +88,7 @@ def _problem_blocks(corpus: Corpus, acp_dir: Path, domain: str):
 
 def fsf_supported(domain: str) -> str | None:
     """``None`` if FSF has a design for ``domain``, else the reason it does not (Appendix F.2)."""
-    from .fsf import canonical_domain
+    from planarena.features.fsf import canonical_domain
 
     try:
         canonical_domain(domain)
@@ -106,7 +106,7 @@ def encode_domain(encoding: str, corpus: Corpus, acp_dir: Path, domain: str,
         encoding: ``wl`` or ``fsf``.
         train_rows: transition rows whose ``s``/``s'`` (and whose problems' goals) make the WL
             vocabulary (required for ``wl`` unless ``wl_file`` exists).
-        wl_settings: :func:`planarena.embed_wl.wl_settings` output.
+        wl_settings: :func:`planarena.features.wl.wl_settings` output.
         wl_file: where the WL feature generator is saved (written when fitted, loaded when it
             exists, so evaluation reuses the training vocabulary).
 
@@ -120,7 +120,7 @@ def encode_domain(encoding: str, corpus: Corpus, acp_dir: Path, domain: str,
     domain_file = acp_dir / domain / "domain.pddl"
     lo = blocks[0][1]
     if encoding == "fsf":
-        from .fsf import FSFEncoder, fsf_size
+        from planarena.features.fsf import FSFEncoder, fsf_size
 
         reason = fsf_supported(domain)
         if reason:
@@ -134,7 +134,7 @@ def encode_domain(encoding: str, corpus: Corpus, acp_dir: Path, domain: str,
             goals[pid] = bound.encode_goal(prob.goal)
         facts = {"dim": n + 1, "fsf_slots": n}
     elif encoding == "wl":
-        from .embed_wl import WLEmbedder
+        from planarena.features.wl import WLEmbedder
 
         if wl_file is not None and wl_file.exists():
             emb = WLEmbedder.load(wl_file, domain_file)
@@ -184,7 +184,7 @@ def split_validation(rows: np.ndarray, fraction: float, seed: int) -> tuple[np.n
 def predict_targets(model, phi: DomainPhi, corpus: Corpus, rows: np.ndarray) -> np.ndarray:
     """``(Q, D)`` model targets ``v`` for transition ``rows`` in ONE batched ``step`` call from the
     zero recurrent state (``phi(s) + Delta_hat`` in delta mode; see
-    :meth:`planarena.transition_models.TransitionModel.step`)."""
+    :meth:`planarena.methods.state_centric.models.TransitionModel.step`)."""
     t = corpus.table
     phi_s = phi.phi(t.s[rows])
     phi_g = np.stack([phi.goals[int(p)] for p in corpus.trans_problem[rows]]) if len(rows) else phi_s
@@ -193,9 +193,9 @@ def predict_targets(model, phi: DomainPhi, corpus: Corpus, rows: np.ndarray) -> 
 
 
 def pool_scores(targets: np.ndarray, phi: DomainPhi, metric: str):
-    """A scorer for :func:`planarena.embedplan.pool_ranks`: ``-distance(phi(c), v)`` per candidate
-    (Euclidean or cosine, :func:`planarena.decoding.distances`), vectorised over the batch."""
-    from .decoding import distances
+    """A scorer for :func:`planarena.methods.embedplan.model.pool_ranks`: ``-distance(phi(c), v)`` per candidate
+    (Euclidean or cosine, :func:`planarena.search.decoding.distances`), vectorised over the batch."""
+    from planarena.search.decoding import distances
 
     def score(b: slice, cand: np.ndarray) -> np.ndarray:
         v = targets[b]                                    # (B, D)

@@ -4,9 +4,9 @@ EmbedPlan (``../shared/papers/embedplan-latent-transitions.txt``, Appendix C.2 "
 Representation") renders each state as one English sentence per true atom, e.g. "Block A is on the
 table. Block B is on Block A. Block C is clear. The robotic arm is empty.", and encodes that text
 with a frozen sentence encoder. This module produces that text from the ground atoms of the
-trajectory contract (:mod:`planarena.trajectories`, atoms written ``(predicate obj1 obj2)``).
+trajectory contract (:mod:`planarena.core.trajectories`, atoms written ``(predicate obj1 obj2)``).
 
-Templates live in ``templates/text_templates.yaml`` next to this file, one template set per domain
+Templates live in ``text_templates.yaml`` next to this file, one template set per domain
 (blocksworld, gripper, logistics, visitall, and the ACPBench domains depot, ferry, floortile,
 goldminer, grid, rovers, satellite, with their PDDL variants), keyed by predicate or action name
 (``name/N`` for one arity only). Every predicate or action without a template, in any domain,
@@ -48,7 +48,7 @@ from typing import Iterable, Mapping
 import yaml
 
 #: The YAML file holding the per-domain templates.
-TEMPLATES_FILE = Path(__file__).resolve().parent / "templates" / "text_templates.yaml"
+TEMPLATES_FILE = Path(__file__).resolve().parent / "text_templates.yaml"
 
 #: Text of a state (or goal body) with no atoms.
 EMPTY_STATE = "No atom is true."

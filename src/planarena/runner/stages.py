@@ -17,11 +17,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .config import Layout, get, n_jobs, stable_hash
-from .methods import Attempt, Method, PlanningTask, resolve
-from .problemset import ProblemEntry, ProblemSet
-from .records import JsonlWriter, ResultRecord, read_jsonl, write_jsonl
-from .validation import VALIDATOR_NAME, validate_plan
+from planarena.config import Layout, get, n_jobs, stable_hash
+from planarena.methods import Attempt, Method, PlanningTask, resolve
+from planarena.core.problemset import ProblemEntry, ProblemSet
+from planarena.core.records import JsonlWriter, ResultRecord, read_jsonl, write_jsonl
+from planarena.core.validation import VALIDATOR_NAME, validate_plan
 
 
 def build_method(instance: str, params: dict, layout: Layout) -> Method:
@@ -157,7 +157,7 @@ def _rank_successors(method: Method, params: dict, layout: Layout, ps: ProblemSe
     """Successor-ranking protocol (Hit@k, teacher forcing) on the reference trajectories of
     ``methods.<name>.rank_splits`` (default: every evaluation split but train); one record per
     (trajectory, seed), ``extra.task = rank_successors``, ``extra.protocol = successor_set``."""
-    from .trajectories import load_trajectories
+    from planarena.core.trajectories import load_trajectories
 
     splits = method.config.get("rank_splits") or [s for s in get(params, "evaluation.splits") if s != "train"]
     todo = [

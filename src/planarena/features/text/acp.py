@@ -2,9 +2,9 @@
 transition datasets, once per encoder of ``acp.encoders`` (EmbedPlan Appendix B.1.1: frozen
 encoders, embeddings "computed once and cached").
 
-Text comes from the foundation's templates (:mod:`planarena.text_templates`, one sentence per
+Text comes from the foundation's templates (:mod:`planarena.features.text.templates`, one sentence per
 fluent atom; actions as imperative sentences) and goes through the SQLite
-:class:`planarena.embed_text.EmbeddingCache` at ``data/cache/text/<encoder slug>/``, shared with the
+:class:`planarena.features.text.encoder.EmbeddingCache` at ``data/cache/text/<encoder slug>/``, shared with the
 ``embed_text`` stage: a text is encoded once, ever, per encoder, so rerunning this stage (or adding
 a domain) only encodes new texts.
 
@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from .config import ConfigError, Layout, get
-from .embed_text import EmbeddingCache, TextEncoder, embed_text_params, save_npz, text_cache_root
-from .text_templates import Renderer
+from planarena.config import ConfigError, Layout, get
+from planarena.features.text.encoder import EmbeddingCache, TextEncoder, embed_text_params, save_npz, text_cache_root
+from planarena.features.text.templates import Renderer
 
 
 def acp_encoders(params: dict) -> list[str]:
@@ -68,7 +68,7 @@ def make_encoder(params: dict, name: str, index: int) -> TextEncoder:
 def embed_domain(cache: EmbeddingCache, acp_dir: Path, domain: str, out: Path) -> dict:
     """Embed one domain's states and actions through ``cache``; write ``out`` (see module doc).
     Returns counts for ``meta.json``."""
-    from .acp import load_domain_dataset
+    from planarena.datasets.acp import load_domain_dataset
 
     datasets = load_domain_dataset(acp_dir, domain)
     state_texts, action_texts, so, ao = [], [], [0], [0]
@@ -93,13 +93,13 @@ def run_stage(params: dict, layout: Layout, *, encoder_override=None) -> dict:
     """Embed every domain of ``data/acp`` for every encoder of ``acp.encoders``; return the meta.
 
     Args:
-        encoder_override: an :class:`planarena.embed_text.Encoder` to use for every entry (tests).
+        encoder_override: an :class:`planarena.features.text.encoder.Encoder` to use for every entry (tests).
 
     Raises:
         ConfigError: a missing encoder path (names ``acp.encoders[i]``).
         FileNotFoundError: no ``data/acp`` datasets (run ``acp_data``).
     """
-    from .acp import domains_available
+    from planarena.datasets.acp import domains_available
 
     domains = [d for d in get(params, "acp.domains") if d in set(domains_available(layout.acp))]
     if not domains:

@@ -8,7 +8,7 @@ the independent validator. Output::
     data/plans/<domain>/<split>/<problem>.plan    the kept plan, when one was found and validated
 
 ``trajectories``: each validated plan is replayed with pymimir into s0..sT
-(:mod:`planarena.trajectories` documents the format). Problems without a validated plan (timeouts,
+(:mod:`planarena.core.trajectories` documents the format). Problems without a validated plan (timeouts,
 rejected plans) are excluded from training data and listed in the report.
 """
 
@@ -19,13 +19,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .config import Layout, get, n_jobs
-from .pddl import PDDLError, atoms_of, goal_atoms, load_problem, replay, static_atoms
-from .planning import PlannerCache, plan_with_fallback, run_parallel
-from .problemset import ProblemEntry, ProblemSet
-from .records import read_jsonl, write_jsonl
-from .trajectories import Trajectory, trajectory_file
-from .validation import VALIDATOR_NAME, validate_plan
+from planarena.config import Layout, get, n_jobs
+from planarena.core.pddl import PDDLError, atoms_of, goal_atoms, load_problem, replay, static_atoms
+from planarena.datasets.planning import PlannerCache, plan_with_fallback, run_parallel
+from planarena.core.problemset import ProblemEntry, ProblemSet
+from planarena.core.records import read_jsonl, write_jsonl
+from planarena.core.trajectories import Trajectory, trajectory_file
+from planarena.core.validation import VALIDATOR_NAME, validate_plan
 
 
 def plan_problem(ps: ProblemSet, entry: ProblemEntry, planners: dict, cache: PlannerCache | None) -> dict:

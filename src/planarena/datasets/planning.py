@@ -163,7 +163,7 @@ def run_fast_downward(
                 res.outcome, res.failure_reason = "error", "exit code 0 but no plan file written"
                 return res
             text = files[-1].read_text()  # anytime configs write plan.1, plan.2, ...: keep the last
-            from .pddl import read_plan_file
+            from planarena.core.pddl import read_plan_file
 
             res.plan = read_plan_file(files[-1])
             cm = _COST.search(text)

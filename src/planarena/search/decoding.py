@@ -23,11 +23,11 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from .pddl import atoms_of
+from planarena.core.pddl import atoms_of
 
 
 class StepModel(Protocol):
-    """What the decoder needs from a transition model (see :mod:`planarena.transition_models`)."""
+    """What the decoder needs from a transition model (see :mod:`planarena.methods.state_centric.models`)."""
 
     def initial_state(self, batch_size: int) -> Any: ...
 
@@ -229,7 +229,7 @@ def rank_successors_along(
     embedded in one ``encoder.states`` call. Returns the mean of each ``hit@k`` over steps, plus
     ``steps`` and ``mean_candidates``. A trajectory without steps returns ``steps = 0`` only.
     """
-    from .pddl import replay
+    from planarena.core.pddl import replay
 
     states, _ = (replay_fn or replay)(problem, list(actions))
     if len(states) < 2:

@@ -8,7 +8,7 @@
 * ``ipc2023``: the IPC 2023 Learning Track layout (``training/easy``, ``testing/{easy,medium,hard}``,
   gzipped problems allowed).
 
-Every suite writes the same contract (:mod:`planarena.problemset`). External files are copied (and
+Every suite writes the same contract (:mod:`planarena.core.problemset`). External files are copied (and
 decompressed) into ``data/problems`` — a DVC output, never committed to git.
 """
 
@@ -25,10 +25,10 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from .config import SPLITS, ConfigError, Layout, get
-from .pddl import PDDLError, count_objects, parse_check
-from .problemset import ProblemEntry
-from .records import write_jsonl
+from planarena.config import SPLITS, ConfigError, Layout, get
+from planarena.core.pddl import PDDLError, count_objects, parse_check
+from planarena.core.problemset import ProblemEntry
+from planarena.core.records import write_jsonl
 
 GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
 

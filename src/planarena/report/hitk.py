@@ -1,8 +1,8 @@
 """The pool Hit@k part of the leaderboard's Hit@k section (EmbedPlan protocols, Appendix A/B.3).
 
 Reads ``rank_successors`` records whose ``extra.protocol`` is one of
-:data:`planarena.protocols.PROTOCOLS` (written by methods with the ``pool`` protocol, e.g.
-:mod:`planarena.methods.embedplan`) and renders, all from those records:
+:data:`planarena.protocols.pool.PROTOCOLS` (written by methods with the ``pool`` protocol, e.g.
+:mod:`planarena.methods.embedplan.method`) and renders, all from those records:
 
 * the protocol x domain x method table (Hit@1/5/10, Acc@1/5/10, teacher-forced plan Mean/Exact
   Hit@5), in percent like the paper, mean ± population std over seeds of per-seed means;
@@ -23,9 +23,9 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .protocols import PROTOCOLS
-from .records import ResultRecord
-from .reference_embedplan import MPNET_HIT5, MPNET_HYPER_EXTRAP_HIT5, PUBLISHED, TABLE_4_HIT5
+from planarena.protocols.pool import PROTOCOLS
+from planarena.core.records import ResultRecord
+from planarena.report.published.embedplan import MPNET_HIT5, MPNET_HYPER_EXTRAP_HIT5, PUBLISHED, TABLE_4_HIT5
 
 DASH = "–"
 EMBEDPLAN_FAMILY = "embedplan-latent-transitions"
@@ -291,7 +291,7 @@ def render_pool_md(records: Sequence[ResultRecord], acp_dir: Path | None = None)
            "over the training domains (matrix below).", "",
            "The `inputs` column says what each method sees. EmbedPlan (state, action) ranks by cosine "
            "similarity to its predicted latent. The state-centric WL/FSF models (state, goal; "
-           "`planarena.state_pool`) ignore the action, so they have no Acc@k; they are trained per "
+           "`planarena.methods.state_centric.pool`) ignore the action, so they have no Acc@k; they are trained per "
            "(protocol, domain, seed) on the same training transitions and scored on the same pools "
            "and tie-breaking draws, ranking candidates by the decoder's distance (Euclidean in delta "
            "mode, cosine in state mode) to their prediction. Pool queries are single transitions, so "

@@ -3,7 +3,7 @@
 DESIGN.md ("Contracts: Published reference rows"): numbers copied from the papers appear only in
 clearly separated rows/tables labelled with paper and table number, never mixed into measured rows.
 This module is the single place where such numbers live, as data with their citation; the report
-(:mod:`planarena.report`) renders each :class:`PublishedMatrix` in its own labelled subsection of
+(:mod:`planarena.report.leaderboard`) renders each :class:`PublishedMatrix` in its own labelled subsection of
 "Published reference rows", plus a side-by-side view (measured vs published) for every harness
 method that has a published column.
 
