@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from planarena.core.io import read_jsonl
+from planarena.core.trajectories import Trajectory
 from planarena.features.text.encoder import DEFAULT_ENCODER, EmbeddingCache, TextEncoder
 from planarena.features.text.templates import Renderer, render_action, render_state
-from planarena.core.trajectories import Trajectory
-from planarena.core.records import read_jsonl
 
 
 def blocksworld_texts(n: int, lo: int, hi: int, seed: int = 0) -> list[str]:

@@ -29,10 +29,10 @@ import time
 from pathlib import Path
 
 from planarena.config import Layout
-from planarena.features.wl import WLEmbedder, run_stage
+from planarena.core.io import write_jsonl
 from planarena.core.problemset import ProblemEntry
-from planarena.core.records import write_jsonl
 from planarena.core.trajectories import load_trajectories
+from planarena.features.wl import WLEmbedder, run_stage
 
 DOMAIN_FILE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "wl" / "blocksworld-domain.pddl"
 

@@ -14,11 +14,17 @@ import time
 import numpy as np
 import torch
 
-from planarena.datasets.acp import domains_available
 from planarena.config import Layout, get, load_params
+from planarena.datasets.acp import domains_available
 from planarena.features.text.acp import acp_encoders
 from planarena.features.text.encoder import encoder_slug
-from planarena.methods.embedplan.model import EmbedPlanConfig, build_model, evaluate_rows, project_states, train
+from planarena.methods.embedplan.model import (
+    EmbedPlanConfig,
+    build_model,
+    evaluate_rows,
+    project_states,
+    train,
+)
 from planarena.protocols.pool import build_corpus, protocol_tasks
 
 

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from planarena.config import Layout
+from planarena.core.io import read_jsonl
 from planarena.core.pddl import load_problem, replay
 from planarena.core.problemset import ProblemSet
-from planarena.core.records import read_jsonl
 
 
 def main() -> None:

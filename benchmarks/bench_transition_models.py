@@ -33,7 +33,10 @@ import time
 
 import numpy as np
 
-from planarena.methods.state_centric.models import LSTMTransitionModel, XGBTransitionModel
+from planarena.methods.state_centric.models import (
+    LSTMTransitionModel,
+    XGBTransitionModel,
+)
 
 
 def synthetic(n_traj: int, dim: int, seed: int, static: float, dynamic: float,

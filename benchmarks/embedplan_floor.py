@@ -19,7 +19,11 @@ import torch
 from planarena.config import Layout, get, load_params
 from planarena.features.text.acp import acp_encoders
 from planarena.features.text.encoder import encoder_slug
-from planarena.methods.embedplan.model import EmbedPlanConfig, build_model, evaluate_rows
+from planarena.methods.embedplan.model import (
+    EmbedPlanConfig,
+    build_model,
+    evaluate_rows,
+)
 from planarena.protocols.pool import build_corpus, protocol_tasks
 
 

@@ -3,8 +3,8 @@
 Reads ``params.yaml`` (``acp``, ``seed``); writes ``data/acp/``. See :mod:`planarena.datasets.acp`.
 """
 
-from planarena.datasets.acp import run_stage
 from planarena.cli import stage_main
+from planarena.datasets.acp import run_stage
 
 if __name__ == "__main__":
     stage_main(run_stage)

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ROOT, needs_shared
 
-from planarena.datasets import acp
 from planarena.config import ConfigError, Layout, resolve_profile
 from planarena.core.pddl import atoms_of, replay
-
-from conftest import ROOT, needs_shared
+from planarena.datasets import acp
 
 
 def _params(profile: str = "default") -> dict:

@@ -15,9 +15,9 @@ import os
 from collections import deque
 from pathlib import Path
 
+import pypddl_datasets
 import pytest
 
-import pypddl_datasets
 from planarena.core.pddl import goal_atoms, load_domain, load_problem, static_atoms
 from planarena.features.text.templates import (
     Renderer,

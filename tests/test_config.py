@@ -1,6 +1,7 @@
 import pytest
 
-from planarena.config import ConfigError, deep_merge, get, resolve_profile, stable_hash
+from planarena.config import ConfigError, deep_merge, get, resolve_profile
+from planarena.core.io import stable_hash
 
 
 def test_profile_overlay_deep_merges_and_wins():

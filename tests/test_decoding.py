@@ -3,13 +3,18 @@ with exact one-hot encoders and oracle / adversarial models, on tiny fixtures.""
 
 import numpy as np
 import pytest
-
-from planarena.search.decoding import DecodeSettings, decode, distances, hit_at_k, rank_successors_along
-from planarena.core.pddl import atoms_of, load_problem, read_plan_file, replay
-from planarena.datasets.suites import GENERATORS, _domain_text
-from planarena.core.validation import validate_plan
-
 from conftest import TINY
+
+from planarena.core.pddl import atoms_of, load_problem, read_plan_file, replay
+from planarena.core.validation import validate_plan
+from planarena.datasets.suites import GENERATORS, _domain_text
+from planarena.search.decoding import (
+    DecodeSettings,
+    decode,
+    distances,
+    hit_at_k,
+    rank_successors_along,
+)
 
 
 class OneHot:

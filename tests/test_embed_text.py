@@ -16,10 +16,10 @@ import pytest
 
 from planarena.config import ConfigError, Layout
 from planarena.features.text.encoder import (
+    CACHE_ENV,
     DEFAULT_ENCODER,
     EmbeddingCache,
     TextEncoder,
-    CACHE_ENV,
     embed_text_params,
     embeddings_file,
     encoder_slug,

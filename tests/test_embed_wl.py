@@ -15,9 +15,15 @@ import pymimir
 import pytest
 
 from planarena.config import Layout
-from planarena.features.wl import PDDLCache, WLEmbedder, WLEmbeddingError, run_stage, wl_settings
+from planarena.core.io import write_jsonl
 from planarena.core.problemset import ProblemEntry
-from planarena.core.records import write_jsonl
+from planarena.features.wl import (
+    PDDLCache,
+    WLEmbedder,
+    WLEmbeddingError,
+    run_stage,
+    wl_settings,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "wl"
 DOMAIN = "blocksworld"

@@ -12,15 +12,16 @@ import yaml
 
 pytest.importorskip("torch")
 
-from planarena.features.text import acp as embed_acp  # noqa: E402
-from planarena.datasets import acp
-from planarena.config import ConfigError, Layout, resolve_profile  # noqa: E402
-from planarena.runner.stages import run_evaluate_stage, run_train_stage  # noqa: E402
-from planarena.protocols.pool import PROTOCOLS  # noqa: E402
-from planarena.core.records import ResultRecord, read_jsonl  # noqa: E402
-from planarena.report.hitk import gap_notes, pool_summary, pool_table, render_pool_md  # noqa: E402
-
 from conftest import ROOT, smoke_profile_params  # noqa: E402
+
+from planarena.config import ConfigError, Layout, resolve_profile  # noqa: E402
+from planarena.core.io import read_jsonl  # noqa: E402
+from planarena.core.records import ResultRecord
+from planarena.datasets import acp
+from planarena.features.text import acp as embed_acp  # noqa: E402
+from planarena.protocols.pool import PROTOCOLS  # noqa: E402
+from planarena.report.hitk import gap_notes, pool_summary, pool_table, render_pool_md  # noqa: E402
+from planarena.runner.stages import run_evaluate_stage, run_train_stage  # noqa: E402
 
 
 class BagOfSentencesEncoder:

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import needs_shared
 
+from planarena.core.trajectories import Trajectory
 from planarena.features.fsf import (
     DONT_CARE,
     PAD,
@@ -20,9 +22,6 @@ from planarena.features.fsf import (
     natural_key,
     read_problem,
 )
-from planarena.core.trajectories import Trajectory
-
-from conftest import needs_shared
 
 FSF = Path(__file__).parent / "fixtures" / "fsf"
 X = PAD  # padding, for readable expected vectors
@@ -218,7 +217,13 @@ def test_fsf_size_for_problemset(tmp_path):
 
 def _blocks_replay():
     """pymimir replay of a 3-step plan from the F.3 state (pypddl-datasets blocks domain)."""
-    from planarena.core.pddl import atoms_of, goal_atoms, load_problem, replay, static_atoms
+    from planarena.core.pddl import (
+        atoms_of,
+        goal_atoms,
+        load_problem,
+        replay,
+        static_atoms,
+    )
 
     problem = load_problem(_pypddl_domain("blocks_4/domain.pddl"), str(FSF / "blocks_f3.pddl"))
     actions = ["(stack c d)", "(unstack b a)", "(stack b c)"]

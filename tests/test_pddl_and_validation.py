@@ -1,10 +1,17 @@
 import pytest
-
-from planarena.core.pddl import (PDDLError, atoms_of, count_objects, goal_atoms, load_problem, normalise_action,
-                            read_plan_file, replay)
-from planarena.core.validation import validate_plan
-
 from conftest import TINY
+
+from planarena.core.pddl import (
+    PDDLError,
+    atoms_of,
+    count_objects,
+    goal_atoms,
+    load_problem,
+    normalise_action,
+    read_plan_file,
+    replay,
+)
+from planarena.core.validation import validate_plan
 
 DOMAIN = str(TINY / "domain.pddl")
 THREE = str(TINY / "three.pddl")

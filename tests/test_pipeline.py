@@ -3,17 +3,16 @@
 import json
 
 import pytest
+from conftest import only_domains
 
 import planarena.methods.random_walk as rw
-from planarena.runner.stages import run_evaluate_stage, run_train_stage
-from planarena.datasets.reference_plans import run_plan_stage, run_trajectories_stage
+from planarena.core.io import read_jsonl
 from planarena.core.problemset import ProblemSet
-from planarena.core.records import read_jsonl
-from planarena.datasets.suites import run_stage as generate
 from planarena.core.trajectories import load_trajectories
 from planarena.core.validation import validate_plan
-
-from conftest import only_domains
+from planarena.datasets.reference_plans import run_plan_stage, run_trajectories_stage
+from planarena.datasets.suites import run_stage as generate
+from planarena.runner.stages import run_evaluate_stage, run_train_stage
 
 
 @pytest.fixture

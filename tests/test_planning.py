@@ -1,11 +1,15 @@
 import pytest
+from conftest import TINY
 
 import planarena.datasets.planning as planning
-from planarena.datasets.planning import PlannerCache, plan_cached, plan_with_fallback, run_fast_downward
-from planarena.datasets.suites import GENERATORS, _domain_text
 from planarena.core.validation import validate_plan
-
-from conftest import TINY
+from planarena.datasets.planning import (
+    PlannerCache,
+    plan_cached,
+    plan_with_fallback,
+    run_fast_downward,
+)
+from planarena.datasets.suites import GENERATORS, _domain_text
 
 DOMAIN = TINY / "domain.pddl"
 

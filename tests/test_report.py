@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from planarena.report import leaderboard as report
 from planarena.config import Layout
+from planarena.core.io import write_jsonl
 from planarena.core.problemset import ProblemEntry
-from planarena.core.records import ResultRecord, write_jsonl
+from planarena.core.records import ResultRecord
+from planarena.report import leaderboard as report
 from planarena.report.published.state_centric import (
     PUBLISHED_TABLES,
     STATE_CENTRIC_TABLE1,

@@ -3,24 +3,23 @@
 import json
 
 import pytest
+from conftest import only_domains
 
+from planarena.core.io import read_jsonl
+from planarena.core.problemset import ProblemSet
+from planarena.core.validation import validate_plan
+from planarena.datasets.reference_plans import run_plan_stage, run_trajectories_stage
+from planarena.datasets.suites import run_stage as generate
 from planarena.features.wl import run_stage as embed_wl
 from planarena.runner.stages import build_method, run_evaluate_stage, run_train_stage
-from planarena.datasets.reference_plans import run_plan_stage, run_trajectories_stage
-from planarena.core.problemset import ProblemSet
-from planarena.core.records import read_jsonl
-from planarena.datasets.suites import run_stage as generate
-from planarena.core.validation import validate_plan
-
-from conftest import only_domains
 
 FAST = {"lstm": {"max_epochs": 8, "patience": 3}, "xgb": {"rounds": 30, "early_stopping": 5}}
 
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    from conftest import ROOT
     import yaml
+    from conftest import ROOT
 
     from planarena.config import Layout, resolve_profile
 

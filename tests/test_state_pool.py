@@ -11,17 +11,22 @@ import pytest
 
 pytest.importorskip("xgboost")
 
-from planarena.datasets import acp  # noqa: E402
-from planarena.config import Layout  # noqa: E402
-from planarena.methods.embedplan.model import pool_ranks  # noqa: E402
-from planarena.runner.stages import build_method  # noqa: E402
-from planarena.protocols.pool import build_corpus, protocol_tasks  # noqa: E402
-from planarena.core.records import ResultRecord  # noqa: E402
-from planarena.report.hitk import pool_summary, pool_table  # noqa: E402
-from planarena.methods.state_centric.pool import (NOT_APPLICABLE, encode_domain, pool_scores,  # noqa: E402
-                                  split_validation, training_trajectories)
-
 from conftest import smoke_profile_params  # noqa: E402
+
+from planarena.config import Layout  # noqa: E402
+from planarena.core.records import ResultRecord  # noqa: E402
+from planarena.datasets import acp  # noqa: E402
+from planarena.methods.embedplan.model import pool_ranks  # noqa: E402
+from planarena.methods.state_centric.pool import (  # noqa: E402
+    NOT_APPLICABLE,
+    encode_domain,
+    pool_scores,
+    split_validation,
+    training_trajectories,
+)
+from planarena.protocols.pool import build_corpus, protocol_tasks  # noqa: E402
+from planarena.report.hitk import pool_summary, pool_table  # noqa: E402
+from planarena.runner.stages import build_method  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,12 @@
 import gzip
 
 import pytest
+from conftest import TINY, needs_shared, only_domains
 
 from planarena.config import ConfigError
 from planarena.core.pddl import PDDLError
 from planarena.core.problemset import ProblemSet
 from planarena.datasets.suites import run_stage
-
-from conftest import TINY, needs_shared, only_domains
 
 
 def test_generated_suite_is_deterministic_and_has_manifest(smoke_params, layout, tmp_path):

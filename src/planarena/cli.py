@@ -103,8 +103,8 @@ def plan_problem(
     plan_file: Optional[Path] = typer.Option(None, help="write the plan here"),
 ) -> None:
     """Plan one problem with Fast Downward and validate the plan; prints a JSON record."""
-    from planarena.datasets.planning import run_fast_downward
     from planarena.core.validation import validate_plan
+    from planarena.datasets.planning import run_fast_downward
 
     res = run_fast_downward(config, domain_file, problem_file, time_limit, memory_limit_mb)
     rec = res.to_dict()

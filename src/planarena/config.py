@@ -14,8 +14,6 @@ profile overrides that key.
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,12 +89,6 @@ def get(params: dict, dotted: str, default: Any = ...) -> Any:
             return default
         node = node[part]
     return node
-
-
-def stable_hash(obj: Any, n: int = 12) -> str:
-    """Short SHA-256 of the canonical JSON of ``obj`` (sorted keys); used for config fingerprints."""
-    data = json.dumps(obj, sort_keys=True, default=str).encode()
-    return hashlib.sha256(data).hexdigest()[:n]
 
 
 def n_jobs(params: dict) -> int:

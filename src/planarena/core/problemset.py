@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from planarena.core.records import read_jsonl
+from planarena.core.io import read_jsonl
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ halfway loses at most the line it was writing; a truncated last line is dropped 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Iterable, Iterator
+
+from planarena.core.io import read_jsonl
 
 #: Outcomes of one attempt. Only ``solved`` with ``validated=True`` counts for coverage.
 OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "diverged")
@@ -71,75 +71,6 @@ class ResultRecord:
     def from_dict(cls, d: dict) -> "ResultRecord":
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def read_jsonl(path: str | os.PathLike) -> list[dict]:
-    """Read a JSON-lines file; a missing file is empty; a truncated *last* line is ignored.
-
-    Raises:
-        ValueError: a line other than the last is not valid JSON (names the file and line).
-    """
-    path = Path(path)
-    if not path.exists():
-        return []
-    lines = path.read_text().splitlines()
-    out = []
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            if i == len(lines) - 1:
-                break  # interrupted write: drop the partial last line
-            raise ValueError(f"{path}:{i + 1}: not valid JSON: {exc}") from exc
-    return out
-
-
-class JsonlWriter:
-    """Append-only JSON-lines writer that flushes and fsyncs each line (crash-safe resume).
-
-    A partial last line left by a killed process is cut off when the file is opened.
-    """
-
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._repair()
-        self._fh = self.path.open("a")
-
-    def _repair(self) -> None:
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            cut = data.rfind(b"\n") + 1
-            self.path.write_bytes(data[:cut])
-
-    def write(self, obj: dict) -> None:
-        self._fh.write(json.dumps(obj, sort_keys=True) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-
-    def close(self) -> None:
-        self._fh.close()
-
-    def __enter__(self) -> "JsonlWriter":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
-    """Write rows atomically (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, sort_keys=True) + "\n")
-    tmp.replace(path)
 
 
 def iter_records(paths: Iterable[str | os.PathLike]) -> Iterator[ResultRecord]:

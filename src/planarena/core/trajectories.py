@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from planarena.core.records import read_jsonl
+from planarena.core.io import read_jsonl
 
 
 @dataclass

@@ -60,7 +60,6 @@ Loaders for model code: :class:`ProblemTransitions`, :func:`load_problem`,
 from __future__ import annotations
 
 import gzip
-import hashlib
 import importlib
 import json
 import os
@@ -76,7 +75,15 @@ from pymimir.advanced import datasets as _mimir_datasets
 from tqdm import tqdm
 
 from planarena.config import ConfigError, Layout, get
-from planarena.core.pddl import atoms_of, goal_atoms, load_domain, normalise_action, parse_problem_of, static_atoms
+from planarena.core.io import atomic_write_bytes, derive_seed
+from planarena.core.pddl import (
+    atoms_of,
+    goal_atoms,
+    load_domain,
+    normalise_action,
+    parse_problem_of,
+    static_atoms,
+)
 
 GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
 
@@ -597,8 +604,7 @@ def domains_available(acp_dir: str | os.PathLike) -> list[str]:
 
 def _derive_seed(base: int, *parts: Any) -> int:
     """Deterministic 32-bit seed from ``base`` and ``parts`` (like :func:`planarena.datasets.suites._seed_for`)."""
-    key = "/".join(str(p) for p in (base, *parts))
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
+    return derive_seed(base, *parts)
 
 
 def problem_seed(base_seed: int, domain: str, index: int) -> int:
@@ -671,9 +677,7 @@ def domain_settings(params: dict, domain: str) -> dict:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    atomic_write_bytes(path, data)
 
 
 def write_problem_record(path: Path, rec: dict) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -31,6 +30,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from tqdm import tqdm
+
+from planarena.core.io import atomic_write_text
 
 #: Fast Downward exit codes (https://www.fast-downward.org/ExitCodes) -> our outcome names.
 EXIT_OUTCOMES = {
@@ -209,9 +210,7 @@ class PlannerCache:
 
     def put(self, key: str, res: PlannerResult) -> None:
         f = self.root / f"{key}.json"
-        tmp = f.with_suffix(".tmp")
-        tmp.write_text(json.dumps(res.to_dict()))
-        os.replace(tmp, f)
+        atomic_write_text(f, json.dumps(res.to_dict()))
 
 
 def plan_cached(

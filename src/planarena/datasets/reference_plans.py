@@ -15,17 +15,23 @@ rejected plans) are excluded from training data and listed in the report.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 from tqdm import tqdm
 
 from planarena.config import Layout, get, n_jobs
-from planarena.core.pddl import PDDLError, atoms_of, goal_atoms, load_problem, replay, static_atoms
-from planarena.datasets.planning import PlannerCache, plan_with_fallback, run_parallel
+from planarena.core.io import read_jsonl, write_jsonl
+from planarena.core.pddl import (
+    PDDLError,
+    atoms_of,
+    goal_atoms,
+    load_problem,
+    replay,
+    static_atoms,
+)
 from planarena.core.problemset import ProblemEntry, ProblemSet
-from planarena.core.records import read_jsonl, write_jsonl
 from planarena.core.trajectories import Trajectory, trajectory_file
 from planarena.core.validation import VALIDATOR_NAME, validate_plan
+from planarena.datasets.planning import PlannerCache, plan_with_fallback, run_parallel
 
 
 def plan_problem(ps: ProblemSet, entry: ProblemEntry, planners: dict, cache: PlannerCache | None) -> dict:

@@ -15,7 +15,6 @@ decompressed) into ``data/problems`` — a DVC output, never committed to git.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import importlib
 import random
 import re
@@ -26,9 +25,9 @@ from typing import Callable
 from tqdm import tqdm
 
 from planarena.config import SPLITS, ConfigError, Layout, get
+from planarena.core.io import derive_seed, write_jsonl
 from planarena.core.pddl import PDDLError, count_objects, parse_check
 from planarena.core.problemset import ProblemEntry
-from planarena.core.records import write_jsonl
 
 GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
 
@@ -101,8 +100,7 @@ def _domain_text(resource: str) -> str:
 
 def _seed_for(base_seed: int, domain: str, split: str, size: int, index: int) -> int:
     """Deterministic per-problem seed, independent of the order in which problems are made."""
-    key = f"{base_seed}/{domain}/{split}/{size}/{index}"
-    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
+    return derive_seed(base_seed, domain, split, size, index)
 
 
 def _write_problem(out: Path, domain: str, split: str, name: str, text: str, size_param: str,

@@ -80,11 +80,16 @@ import pddl.logic.predicates
 import wlplan
 from tqdm import tqdm
 from wlplan.data import DomainDataset, ProblemDataset
-from wlplan.feature_generator import Features, init_feature_generator, load_feature_generator
+from wlplan.feature_generator import (
+    Features,
+    init_feature_generator,
+    load_feature_generator,
+)
 from wlplan.planning import Atom, Problem, State, to_wlplan_domain, to_wlplan_problem
 
 from planarena import config
 from planarena.config import SPLITS, Layout
+from planarena.core.io import atomic_write
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories, trajectory_file
 
@@ -528,10 +533,7 @@ def _chunks(trajs: list[Trajectory], max_states: int) -> Iterator[list[Trajector
 
 def _save_npz(path: Path, **arrays: np.ndarray) -> None:
     """Atomic ``np.savez_compressed`` (temp file + rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as fh:
-        np.savez_compressed(fh, **arrays)
-    tmp.replace(path)
+    atomic_write(path, lambda fh: np.savez_compressed(fh, **arrays))
 
 
 def embed_split(

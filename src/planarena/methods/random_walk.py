@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import time
 
-from planarena.config import stable_hash
+from planarena.core.io import stable_hash
 from planarena.core.pddl import load_problem
 from planarena.methods.base import Attempt, Method, PlanningTask
 

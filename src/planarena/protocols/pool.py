@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from planarena.core.io import derive_seed
 from planarena.methods.embedplan.model import TransitionTable
 
 PROTOCOLS = ("interpolation", "plan_variant", "extrapolation", "multi_domain", "cross_domain",
@@ -314,7 +315,5 @@ def protocol_tasks(corpus: Corpus, protocol: str, seed: int, test_fraction: floa
 
 def hash_str(text: str) -> int:
     """Stable 63-bit hash of a string (Python's ``hash`` is salted per process)."""
-    import hashlib
-
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+    return derive_seed(text, bits=63)
 

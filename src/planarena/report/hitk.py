@@ -23,9 +23,14 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from planarena.protocols.pool import PROTOCOLS
 from planarena.core.records import ResultRecord
-from planarena.report.published.embedplan import MPNET_HIT5, MPNET_HYPER_EXTRAP_HIT5, PUBLISHED, TABLE_4_HIT5
+from planarena.protocols.pool import PROTOCOLS
+from planarena.report.published.embedplan import (
+    MPNET_HIT5,
+    MPNET_HYPER_EXTRAP_HIT5,
+    PUBLISHED,
+    TABLE_4_HIT5,
+)
 
 DASH = "–"
 EMBEDPLAN_FAMILY = "embedplan-latent-transitions"

@@ -48,11 +48,18 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from planarena.config import SPLITS, Layout, stable_hash
+from planarena.config import SPLITS, Layout
+from planarena.core.io import atomic_write_text, read_jsonl, stable_hash
 from planarena.core.problemset import ProblemEntry, ProblemSet
-from planarena.core.records import ResultRecord, iter_records, read_jsonl
+from planarena.core.records import ResultRecord, iter_records
+from planarena.report.hitk import (
+    is_pool_record,
+    plot_hit5_by_protocol,
+    pool_summary,
+    render_pool_md,
+    render_published_md,
+)
 from planarena.report.published.state_centric import PUBLISHED_TABLES, PublishedMatrix
-from planarena.report.hitk import is_pool_record, plot_hit5_by_protocol, pool_summary, render_pool_md, render_published_md
 
 #: Display order of split names: the SATr splits, then the IPC 2023 Learning Track test splits
 #: (DESIGN.md "Contracts: Problem set"); any other split sorts after these, alphabetically.
@@ -1635,10 +1642,7 @@ def build_metrics(a: Analysis) -> dict:
 
 
 def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, text)
 
 
 def write_report(

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from planarena.config import Layout, get, n_jobs, stable_hash
-from planarena.methods import Attempt, Method, PlanningTask, resolve
+from planarena.config import Layout, get, n_jobs
+from planarena.core.io import JsonlWriter, read_jsonl, stable_hash, write_jsonl
 from planarena.core.problemset import ProblemEntry, ProblemSet
-from planarena.core.records import JsonlWriter, ResultRecord, read_jsonl, write_jsonl
+from planarena.core.records import ResultRecord
 from planarena.core.validation import VALIDATOR_NAME, validate_plan
+from planarena.methods import Attempt, Method, PlanningTask, resolve
 
 
 def build_method(instance: str, params: dict, layout: Layout) -> Method:

