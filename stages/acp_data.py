@@ -2,9 +2,7 @@
 
 Reads ``params.yaml`` (``acp``, ``seed``); writes ``data/acp/``. See :mod:`planarena.datasets.acp`.
 """
-
-from planarena.cli import stage_main
-from planarena.datasets.acp import run_stage
+from planarena.runner.entry import run_stage_script
 
 if __name__ == "__main__":
-    stage_main(run_stage)
+    run_stage_script("acp_data")

@@ -2,9 +2,7 @@
 ``data/acp``, per encoder of ``acp.encoders``; writes ``data/embeddings/acp/<encoder>/``, reuses
 the embedding cache in ``data/cache/text/``. See :mod:`planarena.features.text.acp`.
 """
-
-from planarena.cli import stage_main
-from planarena.features.text.acp import run_stage
+from planarena.runner.entry import run_stage_script
 
 if __name__ == "__main__":
-    stage_main(run_stage)
+    run_stage_script("embed_acp")

@@ -4,9 +4,7 @@ Reads ``params.yaml`` (``embed_text``), ``data/problems`` and ``data/trajectorie
 ``data/embeddings/text/<encoder>/``; reuses the embedding cache in ``data/cache/text/``.
 See :mod:`planarena.features.text.encoder`.
 """
-
-from planarena.config import Layout, load_params
-from planarena.features.text.encoder import run_stage
+from planarena.runner.entry import run_stage_script
 
 if __name__ == "__main__":
-    run_stage(load_params("params.yaml"), Layout())
+    run_stage_script("embed_text")

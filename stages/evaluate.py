@@ -1,8 +1,8 @@
-"""DVC stage `evaluate@<method>`: evaluate one method, resumable (see planarena.runner.stages). Usage: evaluate.py METHOD"""
+"""DVC stage `evaluate@<method>`: evaluate one method, resumable (see planarena.runner.stages). Usage: evaluate.py METHOD
+"""
 import sys
 
-from planarena.cli import stage_main
-from planarena.runner.stages import run_evaluate_stage
+from planarena.runner.entry import run_stage_script
 
 if __name__ == "__main__":
-    stage_main(run_evaluate_stage, sys.argv[1])
+    run_stage_script("evaluate", sys.argv[1])

@@ -1,6 +1,6 @@
-"""DVC stage `generate`: build data/problems for params `suite` (see planarena.datasets.suites)."""
-from planarena.cli import stage_main
-from planarena.datasets.suites import run_stage
+"""DVC stage `generate`: build data/problems for params `suite` (see planarena.datasets.suites).
+"""
+from planarena.runner.entry import run_stage_script
 
 if __name__ == "__main__":
-    stage_main(run_stage)
+    run_stage_script("generate")

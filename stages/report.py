@@ -3,9 +3,7 @@
 Thin entry script (DESIGN.md "Top level"): all logic lives in :mod:`planarena.report.leaderboard`.
 Run from the repository root: ``python stages/report.py``.
 """
-
-from planarena.config import Layout, load_params
-from planarena.report.leaderboard import run_stage
+from planarena.runner.entry import run_stage_script
 
 if __name__ == "__main__":
-    run_stage(load_params("params.yaml"), Layout())
+    run_stage_script("report")

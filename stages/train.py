@@ -1,8 +1,8 @@
-"""DVC stage `train@<method>`: train one method (see planarena.runner.stages). Usage: train.py METHOD"""
+"""DVC stage `train@<method>`: train one method (see planarena.runner.stages). Usage: train.py METHOD
+"""
 import sys
 
-from planarena.cli import stage_main
-from planarena.runner.stages import run_train_stage
+from planarena.runner.entry import run_stage_script
 
 if __name__ == "__main__":
-    stage_main(run_train_stage, sys.argv[1])
+    run_stage_script("train", sys.argv[1])

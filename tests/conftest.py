@@ -4,9 +4,15 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import pytest
+
+# one compute thread per process, as in the stages (planarena.runner.entry.pin_threads): the
+# executor forks workers, and results must not depend on the thread count
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 from planarena.config import Layout, load_params
 

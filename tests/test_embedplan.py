@@ -9,19 +9,23 @@ torch = pytest.importorskip("torch")
 
 from planarena.methods.embedplan.model import (  # noqa: E402
     EmbedPlanConfig,
-    TransitionTable,
     build_model,
     count_parameters,
     evaluate_rows,
-    hit_metrics,
-    plan_metrics,
     predict,
     project_states,
-    rank_of_true,
-    sample_pools,
     train,
 )
-from planarena.protocols.pool import PROTOCOLS, Corpus, protocol_tasks  # noqa: E402
+from planarena.protocols.pool import (  # noqa: E402  # noqa: E402
+    PROTOCOLS,
+    Corpus,
+    TransitionTable,
+    hit_metrics,
+    plan_metrics,
+    protocol_tasks,
+    rank_of_true,
+    sample_pools,
+)
 
 
 def synthetic_table(n_problems=4, states_per_problem=60, n_actions=6, dim=24, seed=0, n_domains=1):

@@ -16,7 +16,7 @@ from conftest import smoke_profile_params  # noqa: E402
 from planarena.config import Layout  # noqa: E402
 from planarena.core.records import ResultRecord  # noqa: E402
 from planarena.datasets import acp  # noqa: E402
-from planarena.methods.embedplan.model import pool_ranks  # noqa: E402
+from planarena.protocols.pool import pool_ranks  # noqa: E402
 from planarena.methods.state_centric.pool import (  # noqa: E402
     NOT_APPLICABLE,
     encode_domain,

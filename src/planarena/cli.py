@@ -13,44 +13,20 @@ Examples::
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 import typer
 
-from planarena.config import ConfigError, Layout, load_params
+from planarena.config import ConfigError, load_params
+from planarena.runner.entry import pin_threads, stage_main
+from planarena.runner.inputs import ENTRIES
 
 app = typer.Typer(help="planarena: benchmark and leaderboard harness for learned planning models.",
                   no_args_is_help=True, add_completion=False)
 
 
-def stage_main(fn: Callable, *args, params_file: str = "params.yaml") -> None:
-    """Entry point of the scripts in ``stages/``: load params, run ``fn(params, Layout(), *args)``.
-
-    Expected input errors (bad params, malformed PDDL, missing suite directory) exit with status 1 and
-    a one-line message naming the file or param, instead of a traceback.
-    """
-    try:
-        fn(load_params(params_file), Layout(), *args)
-    except (ValueError, FileNotFoundError, KeyError) as exc:  # ConfigError, PDDLError, ... are ValueErrors
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        print(f"error: {msg}", file=sys.stderr)
-        raise SystemExit(1) from None
-
-
-STAGES = {
-    "generate": "planarena.datasets.suites:run_stage",
-    "plan": "planarena.datasets.reference_plans:run_plan_stage",
-    "trajectories": "planarena.datasets.reference_plans:run_trajectories_stage",
-    "embed_wl": "planarena.features.wl:run_stage",
-    "embed_text": "planarena.features.text.encoder:run_stage",
-    "acp_data": "planarena.datasets.acp:run_stage",
-    "embed_acp": "planarena.features.text.acp:run_stage",
-    "train": "planarena.runner.stages:run_train_stage",
-    "evaluate": "planarena.runner.stages:run_evaluate_stage",
-    "report": "planarena.report.leaderboard:run_stage",
-}
+STAGES = ENTRIES
 
 
 @app.command()
@@ -68,7 +44,10 @@ def stage(
     extra = [method] if name in ("train", "evaluate") else []
     if name in ("train", "evaluate") and not method:
         raise typer.BadParameter("train and evaluate need a method name")
-    stage_main(getattr(importlib.import_module(module), fn), *extra, params_file=str(params))
+    if name in ("train", "evaluate"):
+        pin_threads()
+    stage_main(getattr(importlib.import_module(module), fn), *extra, params_file=str(params),
+               what=" ".join([name, *extra]))
 
 
 @app.command("generate-domain")

@@ -136,3 +136,53 @@ class Layout:
     def cache(self) -> Path:
         """Content-addressed caches that survive stage reruns (planner runs, text embeddings)."""
         return self.root / "cache"
+
+
+class UndeclaredDataError(RuntimeError):
+    """A method read a data folder it does not list in ``data_deps`` (the message names both)."""
+
+
+@dataclass(frozen=True)
+class DeclaredLayout(Layout):
+    """A :class:`Layout` that hands out only the data folders a method declares in ``data_deps``.
+
+    The runner gives each method one of these, so a family that reads a folder it did not declare
+    fails at once (in the tests as in a real run) instead of silently missing reruns when that
+    folder changes. ``models``, ``results`` and ``cache`` (the method's own outputs and
+    content-addressed caches) are always allowed. ``embeddings`` is allowed when any
+    ``embeddings/<kind>`` is declared.
+    """
+
+    allowed: frozenset = frozenset()
+    owner: str = "method"
+
+    def _check(self, folder: str) -> None:
+        if not any(d == folder or d.startswith(folder + "/") for d in self.allowed):
+            raise UndeclaredDataError(
+                f"{self.owner} reads data/{folder} but its data_deps are {sorted(self.allowed)}; "
+                f"add {folder!r} to data_deps of its class")
+
+    @property
+    def problems(self) -> Path:
+        self._check("problems")
+        return self.root / "problems"
+
+    @property
+    def plans(self) -> Path:
+        self._check("plans")
+        return self.root / "plans"
+
+    @property
+    def trajectories(self) -> Path:
+        self._check("trajectories")
+        return self.root / "trajectories"
+
+    @property
+    def embeddings(self) -> Path:
+        self._check("embeddings")
+        return self.root / "embeddings"
+
+    @property
+    def acp(self) -> Path:
+        self._check("acp")
+        return self.root / "acp"

@@ -47,14 +47,16 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def dumps_json(obj: Any, indent: int | None = 2) -> str:
-    """Canonical JSON text: sorted keys, newline at the end (stable bytes for DVC outputs)."""
-    return json.dumps(obj, indent=indent, sort_keys=True) + "\n"
+def dumps_json(obj: Any, indent: int | None = 2, default: Callable[[Any], Any] | None = None) -> str:
+    """Canonical JSON text: sorted keys, newline at the end (stable bytes for DVC outputs);
+    ``default`` converts what JSON lacks (e.g. ``float`` for NumPy scalars)."""
+    return json.dumps(obj, indent=indent, sort_keys=True, default=default) + "\n"
 
 
-def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2) -> None:
+def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2,
+                      default: Callable[[Any], Any] | None = None) -> None:
     """Write ``obj`` as canonical JSON (:func:`dumps_json`) to ``path`` atomically."""
-    atomic_write_text(path, dumps_json(obj, indent))
+    atomic_write_text(path, dumps_json(obj, indent, default))
 
 
 def stable_hash(obj: Any, n: int = 12) -> str:

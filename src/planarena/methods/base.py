@@ -54,8 +54,9 @@ class Method:
         family: the paper (file stem in ``../shared/papers``) or ``classical``.
         tasks: subset of :data:`TASKS`.
         stochastic: if False the method runs once (first evaluation seed) instead of once per seed.
-        parallel: if True the evaluator runs :meth:`solve` in ``jobs`` threads (for methods whose work
-            happens in subprocesses or releases the GIL).
+        parallel: if True (the default) the coverage protocol runs :meth:`solve` for different
+            (problem, seed) units in ``jobs`` forked processes (:mod:`planarena.runner.executor`);
+            set False for a method that cannot run in a forked process.
         uses_params: dotted params keys outside ``methods.<name>`` that change the method's results;
             they enter the config fingerprint that decides which records a resumed run may keep.
     """
@@ -63,8 +64,14 @@ class Method:
     family: ClassVar[str] = "unknown"
     tasks: ClassVar[frozenset[str]] = frozenset({"plan"})
     stochastic: ClassVar[bool] = True
-    parallel: ClassVar[bool] = False
+    parallel: ClassVar[bool] = True
     uses_params: ClassVar[tuple[str, ...]] = ()
+    #: folders under ``data/`` the method reads (``problems``, ``trajectories``, ``embeddings/wl``,
+    #: ``acp``, ``embeddings/acp``, ...). The ``resolve_methods`` stage hashes them into the
+    #: method's stage inputs (a change elsewhere does not rerun it), and the runner hands the
+    #: method a :class:`planarena.config.DeclaredLayout` that refuses any other folder, so the
+    #: declaration cannot drift from what the code reads. May be a property of the instance.
+    data_deps: ClassVar[tuple[str, ...]] = ("problems",)
     #: Hit@k protocols of a ``rank_successors`` method: ``successor_set`` (rank every successor of
     #: the suite's reference trajectories through :meth:`rank`) and/or ``pool`` (the EmbedPlan
     #: candidate-pool protocols over the ACPBench-domain datasets, through :meth:`pool_records`).
@@ -75,6 +82,9 @@ class Method:
         self.config = config
         self.params = params
         self.layout = layout
+        #: worker processes for independent units (``jobs`` param; 0 = all cores); results must
+        #: not depend on it (:mod:`planarena.runner.executor`)
+        self.jobs = int(params.get("jobs", 0) or 0)
 
     def train(self, model_dir: Path) -> dict:
         """Learn from ``self.layout`` (trajectories, embeddings) and save to ``model_dir``.
@@ -96,6 +106,16 @@ class Method:
             TypeError: the method declares no ``pool`` protocol implementation.
         """
         raise TypeError(f"{type(self).__name__} declares the pool protocol but does not implement pool_records()")
+
+    def rank(self, trajectory, seed: int) -> dict:
+        """Successor-set Hit@k along one reference trajectory (:mod:`planarena.protocols.successor_set`):
+        at each step rank every successor of the current state; return the metrics
+        (``hit@1``, ``hit@5``, ..., ``steps``) as a flat dict.
+
+        Raises:
+            TypeError: the method declares the ``successor_set`` protocol but does not implement this.
+        """
+        raise TypeError(f"{type(self).__name__} declares the successor_set protocol but does not implement rank()")
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """Try to solve ``task``; must not raise for ordinary failures (return an outcome instead).

@@ -18,7 +18,7 @@ class RandomWalk(Method):
     family = "classical"
     tasks = frozenset({"plan"})
     stochastic = True
-    parallel = False
+    parallel = True
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """One walk; ``seed`` and the problem name seed the generator (same params -> same walk)."""

@@ -1,9 +1,16 @@
 """The ``train`` and ``evaluate`` stages, one instance per method (``foreach`` over ``methods``).
 
-Evaluation writes ``data/results/<method>.jsonl``, one :class:`ResultRecord` per (problem, seed),
-appending and fsyncing each line. It is resumable: records already written *with the same config
-fingerprint* are skipped; records made under another configuration are dropped first. A method that
-raises is recorded as outcome ``error`` with the exception text, never a crashed stage.
+Training writes ``data/models/<method>/``; ``train.json`` holds the training facts that decide the
+results (status, model sizes, ...) and nothing that varies between identical runs: wall times go
+to the untracked log ``data/logs/train/<method>.json`` (the cost table reads them from there
+through the records).
+
+Evaluation writes ``data/results/<method>.jsonl``, one :class:`ResultRecord` per attempt, appending
+and fsyncing each line. It is resumable: records already written *with the same config
+fingerprint* are kept and skipped; records made under another configuration are dropped first.
+Which protocols produce the records is decided by the tasks the method declares
+(:data:`PROTOCOLS`), not by the method's name: ``plan`` -> coverage; ``rank_successors`` -> the
+method's ``successor_protocols`` (``successor_set``, ``pool``).
 """
 
 from __future__ import annotations
@@ -12,30 +19,66 @@ import hashlib
 import json
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from tqdm import tqdm
+from planarena.config import DeclaredLayout, Layout, get
+from planarena.core.io import JsonlWriter, atomic_write_json, read_jsonl, stable_hash, write_jsonl
+from planarena.core.problemset import ProblemSet
+from planarena.methods import Method, resolve
+from planarena.protocols import coverage, pool, successor_set
 
-from planarena.config import Layout, get, n_jobs
-from planarena.core.io import JsonlWriter, read_jsonl, stable_hash, write_jsonl
-from planarena.core.problemset import ProblemEntry, ProblemSet
-from planarena.core.records import ResultRecord
-from planarena.core.validation import VALIDATOR_NAME, validate_plan
-from planarena.methods import Attempt, Method, PlanningTask, resolve
+#: task -> protocol name -> the protocol's ``run(ctx) -> records written``. A method enters a
+#: protocol by declaring the task (and, for ``rank_successors``, the protocol in
+#: ``successor_protocols``); ``learn_schema`` gets its protocol with the schema-learning family.
+PROTOCOLS: dict[str, dict[str, Callable[["EvalContext"], int]]] = {
+    "plan": {"coverage": coverage.run},
+    "rank_successors": {"successor_set": successor_set.run, "pool": pool.run},
+}
+
+
+def protocols_of(method: Method) -> list[tuple[str, Callable[["EvalContext"], int]]]:
+    """``(name, run)`` of every protocol the method's declared tasks select, in a fixed order.
+
+    Raises:
+        ValueError: the method declares a task or successor protocol the harness does not have.
+    """
+    out = []
+    for task in sorted(method.tasks):
+        if task not in PROTOCOLS:
+            raise ValueError(f"method {method.name}: no protocol for task {task!r} yet; "
+                             f"tasks with protocols: {sorted(PROTOCOLS)}")
+        names = method.successor_protocols if task == "rank_successors" else tuple(PROTOCOLS[task])
+        for name in names:
+            if name not in PROTOCOLS[task]:
+                raise ValueError(f"method {method.name}: unknown {task} protocol {name!r}; "
+                                 f"valid: {sorted(PROTOCOLS[task])}")
+            out.append((name, PROTOCOLS[task][name]))
+    return out
 
 
 def build_method(instance: str, params: dict, layout: Layout) -> Method:
-    """Instantiate ``methods.<instance>`` (raises KeyError listing valid names if unknown)."""
+    """Instantiate ``methods.<instance>`` with a :class:`DeclaredLayout` limited to the folders its
+    class declares in ``data_deps`` (raises KeyError listing valid names if unknown)."""
     cls, config = resolve(instance, params)
-    return cls(instance, config, params, layout)
+    deps = frozenset(cls(instance, config, params, layout).data_deps)
+    method = cls(instance, config, params, DeclaredLayout(root=layout.root, allowed=deps, owner=f"method {instance}"))
+    method.jobs = int(params.get("jobs", 0) or 0)
+    return method
+
+
+def train_log_file(layout: Layout, instance: str) -> Path:
+    """The untracked log of the last training run's wall times (not a DVC output)."""
+    return layout.root / "logs" / "train" / f"{instance}.json"
 
 
 def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
-    """Train one method and write ``data/models/<instance>/train.json`` (training facts + seconds).
+    """Train one method; write ``data/models/<instance>/train.json`` (training facts, no times)
+    and the wall times to :func:`train_log_file`.
 
     A training run that raises is recorded in ``train.json`` with ``status: failed`` and the
-    traceback; the evaluate stage then records every attempt as ``error`` with that reason.
+    exception; the evaluate stage then records every attempt as ``error`` with that reason.
     """
     method = build_method(instance, params, layout)
     model_dir = layout.models / instance
@@ -44,15 +87,18 @@ def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
     try:
         info = {"status": "ok", **(method.train(model_dir) or {})}
     except Exception as exc:  # a diverged or broken training run is an outcome, not a crash
-        info = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-    info["train_time_s"] = info.get("train_time_s", round(time.perf_counter() - start, 3))
-    (model_dir / "train.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
-    print(f"train {instance}: {info['status']} in {info['train_time_s']} s")
-    return info
+        info = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+        traceback.print_exc()
+    seconds = info.pop("train_time_s", round(time.perf_counter() - start, 3))
+    timings = {"train_time_s": seconds, **{k: info.pop(k) for k in [k for k in info if k.endswith("_s")]}}
+    atomic_write_json(model_dir / "train.json", info)
+    atomic_write_json(train_log_file(layout, instance), timings)
+    print(f"train {instance}: {info['status']} in {seconds} s")
+    return {**info, **timings}
 
 
 def _manifest_digest(layout: Layout) -> str:
-    path = layout.problems / "manifest.jsonl"
+    path = layout.root / "problems" / "manifest.jsonl"
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12] if path.exists() else "no-manifest"
 
 
@@ -73,27 +119,46 @@ def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
     return stable_hash(parts)
 
 
+@dataclass
+class EvalContext:
+    """What a protocol needs to produce one method's records (built once per evaluate stage)."""
+
+    method: Method
+    settings: dict                  # the ``evaluation`` params (splits, seeds, time_limit)
+    seeds: list[int]                # the method's seeds (the first only if it is deterministic)
+    problems: ProblemSet | None     # the suite's problems (None for a pool-only method)
+    fingerprint: str
+    train_info: dict                # train.json
+    train_facts: dict               # what the cost table shows (copied into every record)
+    kept: list[dict]                # records kept from an earlier run (same fingerprint)
+    writer: JsonlWriter
+    jobs: int = 0
+    done: set = field(default_factory=set)
+
+
 def _seeds(method: Method, params: dict) -> list[int]:
     seeds = [int(s) for s in (method.config.get("seeds") or get(params, "evaluation.seeds"))]
     return seeds if method.stochastic else seeds[:1]
 
 
+def _task(row: dict) -> str:
+    return (row.get("extra") or {}).get("task", "plan")
+
+
 def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
-    """Evaluate one method on every problem of ``evaluation.splits`` for each seed (resumable)."""
+    """Evaluate one method with every protocol its tasks select, each seed (resumable)."""
     method = build_method(instance, params, layout)
-    # the suite's problems are needed for planning and the successor-set protocol only (a
-    # pool-only method such as EmbedPlan reads data/acp)
-    needs_suite = "plan" in method.tasks or (
-        "rank_successors" in method.tasks and "successor_set" in method.successor_protocols)
-    ps = ProblemSet(layout.problems) if needs_suite else None
+    protocols = protocols_of(method)
+    needs_suite = any(name in ("coverage", "successor_set") for name, _ in protocols)
     model_dir = layout.models / instance
     train_info = json.loads((model_dir / "train.json").read_text()) if (model_dir / "train.json").exists() else {}
     if train_info.get("status", "ok") == "ok":
         method.load(model_dir)
     fingerprint = config_fingerprint(method, params, layout)
+    timings = read_jsonl_dict(train_log_file(layout, instance))
     # training facts the report's cost table shows (only for methods that learned something)
-    train_facts = {k: train_info[k] for k in ("train_time_s", "parameters", "tree_nodes")
-                   if k in train_info and train_info.get("trained", True)}
+    train_facts = {k: v for k, v in {**train_info, **timings}.items()
+                   if k in ("train_time_s", "parameters", "tree_nodes") and train_info.get("trained", True)}
     out = layout.results / f"{instance}.jsonl"
 
     # keep only records of this configuration (atomically), then append
@@ -101,118 +166,23 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     kept = [r for r in old if r.get("config_hash") == fingerprint]
     if len(kept) != len(old):
         write_jsonl(out, kept)
-    done = {(_task(r), r["domain"], r["split"], r["problem"], r["seed"]) for r in kept}
-
-    splits = method.config.get("splits") or get(params, "evaluation.splits")
-    time_limit = float(method.config.get("time_limit", get(params, "evaluation.time_limit")))
-    todo: list[tuple[ProblemEntry, int]] = [
-        (e, seed)
-        for e in (ps.entries if ps else [])
-        if e.split in splits and "plan" in method.tasks
-        for seed in _seeds(method, params)
-        if ("plan", e.domain, e.split, e.problem, seed) not in done
-    ]
-    print(f"evaluate {instance}: {len(done)} records kept, {len(todo)} plan attempts to run")
-
-    def attempt(item: tuple[ProblemEntry, int]) -> tuple[Attempt, float]:
-        entry, seed = item
-        if train_info.get("status", "ok") != "ok":
-            return Attempt("error", failure_reason=f"training failed: {train_info.get('reason')}"), 0.0
-        task = PlanningTask(entry, ps.domain_file(entry.domain), ps.problem_file(entry), time_limit)
-        start = time.perf_counter()
-        try:
-            res = method.solve(task, seed)
-        except Exception as exc:
-            res = Attempt("error", failure_reason=f"{type(exc).__name__}: {exc}")
-        return res, time.perf_counter() - start
-
+    print(f"evaluate {instance}: {len(kept)} records kept")
     with JsonlWriter(out) as writer:
-        if method.parallel:
-            pool = ThreadPoolExecutor(max_workers=n_jobs(params))
-            results = pool.map(attempt, todo)
-        else:
-            pool, results = None, map(attempt, todo)
-        for (entry, seed), (res, elapsed) in tqdm(zip(todo, results), total=len(todo), desc=f"evaluate {instance}"):
-            writer.write(_record(method, ps, entry, seed, res, elapsed, fingerprint, train_facts).to_dict())
-        if pool:
-            pool.shutdown()
-        if "rank_successors" in method.tasks and "successor_set" in method.successor_protocols:
-            _rank_successors(method, params, layout, ps, done, fingerprint, train_facts, writer)
-        if "rank_successors" in method.tasks and "pool" in method.successor_protocols:
-            done_pool = {((r.get("extra") or {}).get("protocol"), r["domain"], r["split"], r["problem"], r["seed"])
-                         for r in kept if _task(r) == "rank_successors"}
-            n = 0
-            for rec in tqdm(method.pool_records(done_pool, fingerprint, train_facts), desc=f"pool Hit@k {instance}"):
-                writer.write(rec)
-                n += 1
-            print(f"evaluate {instance}: {n} pool Hit@k records written")
+        ctx = EvalContext(
+            method=method, settings=get(params, "evaluation"), seeds=_seeds(method, params),
+            problems=ProblemSet(method.layout.problems) if needs_suite else None,
+            fingerprint=fingerprint, train_info=train_info, train_facts=train_facts, kept=kept,
+            writer=writer, jobs=method.jobs,
+            done={(_task(r), r["domain"], r["split"], r["problem"], r["seed"]) for r in kept},
+        )
+        for _, run in protocols:
+            run(ctx)
     return out
 
 
-def _task(row: dict) -> str:
-    return (row.get("extra") or {}).get("task", "plan")
-
-
-def _rank_successors(method: Method, params: dict, layout: Layout, ps: ProblemSet, done: set,
-                     fingerprint: str, train_facts: dict, writer: JsonlWriter) -> None:
-    """Successor-ranking protocol (Hit@k, teacher forcing) on the reference trajectories of
-    ``methods.<name>.rank_splits`` (default: every evaluation split but train); one record per
-    (trajectory, seed), ``extra.task = rank_successors``, ``extra.protocol = successor_set``."""
-    from planarena.core.trajectories import load_trajectories
-
-    splits = method.config.get("rank_splits") or [s for s in get(params, "evaluation.splits") if s != "train"]
-    todo = [
-        (traj, seed)
-        for domain in ps.domains
-        for split in splits
-        for traj in load_trajectories(layout.trajectories, domain, split)
-        for seed in _seeds(method, params)
-        if ("rank_successors", domain, split, traj.problem, seed) not in done
-    ]
-    entries = {e.key: e for e in ps.entries}
-    for traj, seed in tqdm(todo, desc=f"rank successors {method.name}"):
-        start = time.perf_counter()
-        try:
-            hits, outcome, reason = method.rank(traj, seed), "solved", None
-        except Exception as exc:
-            hits, outcome, reason = {}, "error", f"{type(exc).__name__}: {exc}"
-        e = entries.get((traj.domain, traj.split, traj.problem))
-        writer.write(ResultRecord(
-            method=method.name, family=method.family, domain=traj.domain, split=traj.split,
-            problem=traj.problem, seed=seed, outcome=outcome, failure_reason=reason,
-            wall_time=round(time.perf_counter() - start, 4), size=e.size if e else None,
-            objects=e.objects if e else None, config_hash=fingerprint,
-            extra={"task": "rank_successors", "protocol": "successor_set", "reference_plan": traj.plan_source,
-                   **train_facts, **hits},
-        ).to_dict())
-
-
-def _record(method: Method, ps: ProblemSet, entry: ProblemEntry, seed: int, res: Attempt,
-            elapsed: float, fingerprint: str, train_facts: dict) -> ResultRecord:
-    validated, reason, by = False, None, None
-    if res.outcome == "solved" and res.plan is not None:
-        verdict = validate_plan(ps.domain_file(entry.domain), ps.problem_file(entry), res.plan)
-        validated, reason, by = verdict.valid, verdict.reason, VALIDATOR_NAME
-    return ResultRecord(
-        method=method.name,
-        family=method.family,
-        domain=entry.domain,
-        split=entry.split,
-        problem=entry.problem,
-        seed=seed,
-        outcome=res.outcome,
-        plan_length=len(res.plan) if res.plan is not None else None,
-        # a planner's reported cost when it gives one, else unit cost (every built-in domain is unit-cost)
-        plan_cost=float(res.extra.get("cost") or len(res.plan)) if res.plan is not None else None,
-        validated=validated,
-        validated_by=by,
-        validator_reason=reason,
-        wall_time=round(res.wall_time if res.wall_time is not None else elapsed, 4),
-        peak_memory_mb=res.peak_memory_mb,
-        failure_reason=res.failure_reason,
-        size=entry.size,
-        objects=entry.objects,
-        config_hash=fingerprint,
-        plan=res.plan,
-        extra={"task": "plan", "tasks": sorted(method.tasks), **train_facts, **res.extra},
-    )
+def read_jsonl_dict(path: Path) -> dict:
+    """The JSON object in ``path``, or ``{}`` when it is missing or unreadable (logs are optional)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}

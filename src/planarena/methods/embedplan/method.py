@@ -24,8 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from planarena.config import get
+from planarena.core.io import atomic_write_json
 from planarena.core.records import ResultRecord
 from planarena.methods.base import Method
+from planarena.protocols.pool import plan_metrics_of, pool_split_label
 
 FAMILY = "embedplan-latent-transitions"
 
@@ -44,6 +46,7 @@ class EmbedPlan(Method):
     stochastic = True
     successor_protocols = ("pool",)
     uses_params = ("acp", "embedplan", "embed_text")
+    data_deps = ("acp", "embeddings/acp")
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -94,18 +97,27 @@ class EmbedPlan(Method):
     # -- train -------------------------------------------------------------------------------
 
     def train(self, model_dir: Path) -> dict:
-        """Train one model per (encoder, protocol, seed, task); see the module docstring."""
+        """Train one model per (encoder, protocol, seed, task); see the module docstring.
+
+        The models are independent units run through :func:`planarena.runner.executor.run_units`
+        (``jobs`` processes, one compute thread each: the same weights for any ``jobs``). Wall
+        times go to the train log (``*_s`` keys of the result), never into ``facts.json`` or the
+        ``seed<k>.json`` files, which are DVC outputs.
+        """
         import torch
 
         from planarena.methods.embedplan.model import count_parameters, train
         from planarena.protocols.pool import protocol_tasks
+        from planarena.runner.executor import run_units
 
         cfg = self._cfg()
         untrained = bool(self.config.get("untrained", False))
         facts: dict = {"arch": cfg.arch, "untrained": untrained, "encoders": {}}
-        total_time, params_count = 0.0, None
+        times: dict[str, float] = {}
+        params_count = None
         for enc, slug, corpus in self._corpora():
             enc_facts: dict = {"counts": corpus.counts, "runs": {}}
+            units = []
             for protocol in self._protocols():
                 for seed in self._seeds():
                     for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2)):
@@ -113,29 +125,36 @@ class EmbedPlan(Method):
                         if task.skipped:
                             enc_facts["runs"][key] = {"status": "skipped", "reason": task.skipped}
                             continue
-                        model = self._new_model(corpus, seed)
-                        params_count = count_parameters(model)
+                        if params_count is None:
+                            params_count = count_parameters(self._new_model(corpus, seed))
                         if untrained:
                             enc_facts["runs"][key] = {"status": "ok", "untrained": True,
                                                       "train_transitions": int(len(task.train_rows))}
                             continue
-                        res = train(model, corpus.table, task.train_rows, cfg, seed)
-                        total_time += res.train_time_s
-                        out = model_dir / slug / protocol / task.train_key
-                        out.mkdir(parents=True, exist_ok=True)
-                        torch.save(model.state_dict(), out / f"seed{seed}.pt")
-                        run = res.to_dict()
-                        run.pop("history")
-                        run["train_transitions"] = int(len(task.train_rows))
-                        enc_facts["runs"][key] = run
-                        (out / f"seed{seed}.json").write_text(json.dumps(res.to_dict(), indent=1) + "\n")
+                        units.append((key, protocol, task, seed))
+
+            def fit(unit, corpus=corpus, slug=slug) -> dict:
+                key, protocol, task, seed = unit
+                model = self._new_model(corpus, seed)
+                res = train(model, corpus.table, task.train_rows, cfg, seed)
+                out = model_dir / slug / protocol / task.train_key
+                out.mkdir(parents=True, exist_ok=True)
+                torch.save(model.state_dict(), out / f"seed{seed}.pt")
+                full = res.to_dict()
+                atomic_write_json(out / f"seed{seed}.json", _without_times(full), indent=1)
+                full.pop("history")
+                return {**full, "train_transitions": int(len(task.train_rows))}
+
+            for (key, *_), run in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name} ({slug})")):
+                times[f"{slug}/{key}"] = run.pop("train_time_s")
+                enc_facts["runs"][key] = run
             facts["encoders"][slug] = enc_facts
         facts["parameters"] = params_count
-        facts["train_time_s"] = round(total_time, 3)
-        (model_dir / "facts.json").write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
-        return {"parameters": params_count, "train_time_s": round(total_time, 3),
+        atomic_write_json(model_dir / "facts.json", facts, indent=1)
+        return {"parameters": params_count, "train_time_s": round(float(sum(times.values())), 3),
                 "runs": sum(len(e["runs"]) for e in facts["encoders"].values()),
-                "counts": {s: e["counts"] for s, e in facts["encoders"].items()}}
+                "counts": {s: e["counts"] for s, e in facts["encoders"].items()},
+                "unit_times_s": times}
 
     def load(self, model_dir: Path) -> None:
         self.model_dir = model_dir
@@ -206,23 +225,6 @@ class EmbedPlan(Method):
                             ).to_dict()
 
 
-def plan_metrics_of(hit5: np.ndarray, test) -> dict:
-    """Teacher-forced plan Mean/Exact Hit@5 (:func:`planarena.methods.embedplan.model.plan_metrics`) of a
-    :class:`planarena.protocols.pool.TestSet` whose query ``i`` is ``test.rows[i]``; ``{}`` without plans."""
-    from planarena.methods.embedplan.model import plan_metrics
-
-    if not test.plans:
-        return {}
-    pos = {int(r): i for i, r in enumerate(test.rows)}
-    return plan_metrics(hit5, [np.array([pos[int(r)] for r in p]) for p in test.plans])
-
-
-def pool_split_label(protocol: str, train_key: str) -> str:
-    """The record's ``split`` field for a pool record: what the model was trained on."""
-    if protocol == "cross_domain":
-        return f"from {train_key}"
-    if protocol == "leave_one_out":
-        return "held out"
-    if protocol == "multi_domain":
-        return "all domains"
-    return "same domain"
+def _without_times(info: dict) -> dict:
+    """``info`` without wall-time keys (``*_s``): those go to the train log, not to DVC outputs."""
+    return {k: v for k, v in info.items() if not k.endswith("_s")}

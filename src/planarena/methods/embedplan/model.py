@@ -35,6 +35,8 @@ from typing import Callable
 
 import numpy as np
 
+from planarena.protocols.pool import HitResult, TransitionTable, pool_ranks
+
 ARCHS = ("mlp", "hyper")
 
 
@@ -181,40 +183,6 @@ def count_parameters(model) -> int:
 # --------------------------------------------------------------------------------------------
 # Training data: transitions as index arrays into state / action embedding tables
 # --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class TransitionTable:
-    """Transitions as indices into embedding tables (the unit EmbedPlan trains and evaluates on).
-
-    Attributes:
-        state_emb: ``(N_states, d)`` float32 frozen encoder embeddings of every state.
-        action_emb: ``(N_actions, d_a)`` float32 embeddings of every ground action.
-        s, a, s2: ``(T,)`` int64 rows of the transitions ``(s, a, s')``.
-        app_offsets: ``(T + 1,)`` int64; ``app_actions[app_offsets[i]:app_offsets[i+1]]`` are the
-            action rows of every ground action applicable in ``s[i]`` (``a[i]`` among them), and
-            ``app_successors`` the state rows they lead to.
-        state_problem: ``(N_states,)`` int64 problem id of each state (distractor pools).
-        state_domain: ``(N_states,)`` int64 domain id of each state.
-    """
-
-    state_emb: np.ndarray
-    action_emb: np.ndarray
-    s: np.ndarray
-    a: np.ndarray
-    s2: np.ndarray
-    app_offsets: np.ndarray
-    app_actions: np.ndarray
-    app_successors: np.ndarray
-    state_problem: np.ndarray
-    state_domain: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.s.shape[0])
-
-    def applicable(self, i: int) -> np.ndarray:
-        """Action rows applicable in the source state of transition ``i``."""
-        return self.app_actions[self.app_offsets[i]:self.app_offsets[i + 1]]
 
 
 def _sample_action_sets(table: TransitionTable, rows: np.ndarray, k: int, rng: np.random.Generator
@@ -388,28 +356,6 @@ def train(model, table: TransitionTable, train_rows: np.ndarray, cfg: EmbedPlanC
 # --------------------------------------------------------------------------------------------
 
 
-def rank_of_true(scores: np.ndarray, true_col: np.ndarray | int, rng: np.random.Generator | None,
-                 pessimistic: bool = False) -> np.ndarray:
-    """0-based rank of the true candidate in each row of ``scores`` (higher = better).
-
-    ``rank = #(scores > true) + ties``, where ``ties`` is drawn uniformly from
-    ``0..#(scores == true, other candidates)`` with ``rng`` (random tie-breaking, EmbedPlan B.3) or
-    is the full tie count when ``pessimistic`` (every tie ranks above the true candidate).
-
-    Args:
-        scores: ``(Q, C)`` similarities; ``-inf`` marks padding.
-        true_col: column of the true candidate per row (``(Q,)``) or one column for all rows.
-    """
-    q = scores.shape[0]
-    cols = np.broadcast_to(np.asarray(true_col), (q,))
-    true = scores[np.arange(q), cols][:, None]
-    greater = (scores > true).sum(1)
-    ties = (scores == true).sum(1) - 1
-    if pessimistic or rng is None:
-        return greater + (ties if pessimistic else 0)
-    return greater + np.floor(rng.random(q) * (ties + 1)).astype(np.int64)
-
-
 def project_states(model, table: TransitionTable, batch: int = 8192) -> np.ndarray:
     """``P_s(e(s))`` normalised, for every state row: ``(N_states, proj_dim)`` float32."""
     torch = _torch()
@@ -438,75 +384,6 @@ def predict(model, table: TransitionTable, s_rows: np.ndarray, a_rows: np.ndarra
             p = model.transition(model.project_state(se[s]), model.project_action(ae[a]))
             out.append(F.normalize(p, dim=-1).numpy())
     return np.concatenate(out) if out else np.zeros((0, 0), np.float32)
-
-
-def sample_pools(table: TransitionTable, rows: np.ndarray, pool_size: int, distractors: str,
-                 rng: np.random.Generator) -> np.ndarray:
-    """Candidate pools: ``(Q, pool_size)`` state rows, the true ``s'`` in column 0 and distractors
-    drawn uniformly without replacement from the other states of the same domain
-    (``distractors="domain"``, EmbedPlan's Interpolation) or of the same problem (``"problem"``,
-    its Extrapolation and every transfer protocol). A pool smaller than the available states is
-    padded with ``-1`` (scored ``-inf``)."""
-    if distractors not in ("domain", "problem"):
-        raise ValueError(f"distractors must be 'domain' or 'problem', got {distractors!r}")
-    group = table.state_problem if distractors == "problem" else table.state_domain
-    order = np.argsort(group, kind="stable")
-    sorted_groups = group[order]
-    pools = np.full((len(rows), pool_size), -1, dtype=np.int64)
-    for j, i in enumerate(rows):
-        true = table.s2[i]
-        g = group[true]
-        lo, hi = np.searchsorted(sorted_groups, g, "left"), np.searchsorted(sorted_groups, g, "right")
-        n = hi - lo
-        need = min(pool_size - 1, n - 1)
-        # draw positions in the group, skipping the true state's own position
-        picks = rng.choice(n - 1, size=need, replace=False) if need > 0 else np.zeros(0, np.int64)
-        members = order[lo:hi]
-        true_pos = int(np.nonzero(members == true)[0][0])
-        picks = picks + (picks >= true_pos)
-        pools[j, 0] = true
-        pools[j, 1:1 + need] = members[picks]
-    return pools
-
-
-def pool_ranks(table: TransitionTable, rows: np.ndarray, score, *, pool_size: int = 128,
-               distractors: str = "problem", seed: int = 0, pessimistic_ties: bool = False,
-               batch: int = 2048) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
-    """Rank of the true ``s'`` of each transition row in its candidate pool (EmbedPlan B.3), for any
-    scorer: the shared core of every method's pool Hit@k, so that all methods evaluated with the
-    same ``(rows, pool_size, distractors, seed)`` see the *same* pools and tie-breaking draws.
-
-    Args:
-        rows: ``(Q,)`` transition rows.
-        score: ``score(batch_slice, candidates)`` -> ``(B, pool)`` scores (higher = more likely the
-            successor) for queries ``rows[batch_slice]`` and candidate state rows ``candidates``
-            ``(B, pool)`` (padding replaced by the query's true ``s'``, so every row a scorer sees
-            is a state of the query's own problem/domain; padded columns are masked afterwards).
-        seed: seeds the pool sampling and the random tie-breaking (one generator, in that order).
-
-    Returns:
-        ``(ranks (Q,), pool sizes (Q,), generator)``; the generator continues the same stream (the
-        caller's Acc@k tie-breaking draws from it).
-    """
-    rng = np.random.default_rng(seed)
-    pools = sample_pools(table, rows, pool_size, distractors, rng)
-    ranks, sizes = np.zeros(len(rows), np.int64), (pools >= 0).sum(1)
-    for b0 in range(0, len(rows), batch):
-        b = slice(b0, b0 + batch)
-        p = pools[b]
-        scores = np.where(p >= 0, score(b, np.where(p >= 0, p, p[:, :1])), -np.inf)
-        ranks[b] = rank_of_true(scores, 0, rng, pessimistic_ties)
-    return ranks, sizes, rng
-
-
-@dataclass
-class HitResult:
-    """Per-query outcomes of :func:`evaluate_rows` (aligned with the input rows)."""
-
-    rank: np.ndarray         # (Q,) 0-based rank of the true s' in its pool
-    pool: np.ndarray         # (Q,) candidates in the pool
-    action_rank: np.ndarray  # (Q,) 0-based rank of the true action among applicable ones
-    n_actions: np.ndarray    # (Q,) applicable actions of s
 
 
 def evaluate_rows(model, table: TransitionTable, rows: np.ndarray, *, pool_size: int = 128,
@@ -553,30 +430,3 @@ def evaluate_rows(model, table: TransitionTable, rows: np.ndarray, *, pool_size:
     return HitResult(rank=ranks, pool=sizes, action_rank=arank.astype(np.int64), n_actions=counts)
 
 
-def hit_metrics(res: HitResult, idx: np.ndarray | None = None, ks: tuple[int, ...] = (1, 5, 10)) -> dict:
-    """``hit@k`` and ``acc@k`` (fractions) over the queries ``idx`` (default all)."""
-    r = res.rank if idx is None else res.rank[idx]
-    ar = res.action_rank if idx is None else res.action_rank[idx]
-    out: dict = {}
-    for k in ks:
-        out[f"hit@{k}"] = float(np.mean(r < k)) if len(r) else float("nan")
-    for k in ks:
-        out[f"acc@{k}"] = float(np.mean(ar < k)) if len(ar) else float("nan")
-    return out
-
-
-def plan_metrics(hit: np.ndarray, plans: list[np.ndarray], k: int = 5) -> dict:
-    """Teacher-forced plan-level metrics (EmbedPlan §4 "Full Plan Execution", D.7): per plan, the
-    mean over its steps of ``hit@k`` and whether every step hits; averaged over plans.
-
-    Args:
-        hit: ``(Q,)`` bool, query i's true successor ranked in the top k.
-        plans: each plan as the query indices of its steps, in order.
-    """
-    plans = [p for p in plans if len(p)]
-    if not plans:
-        return {}
-    per_plan = [hit[p] for p in plans]
-    return {f"plan_mean_hit@{k}": float(np.mean([h.mean() for h in per_plan])),
-            f"plan_exact_hit@{k}": float(np.mean([h.all() for h in per_plan])),
-            "plans": len(plans)}

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from planarena.config import get
+from planarena.core.io import atomic_write_json
 from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories
@@ -124,7 +124,6 @@ class StateCentric(Method):
 
     family = "state-centric-transition-models"
     tasks = frozenset({"plan", "rank_successors"})
-    parallel = False
     successor_protocols = ("successor_set", "pool")
 
     def __init__(self, name, config, params, layout):
@@ -157,6 +156,11 @@ class StateCentric(Method):
         shared = (f"transition_models.{self.model_kind}", "transition_models.pool", "acp",
                   "embedplan.pool_size", "embedplan.pessimistic_ties", "embedplan.test_fraction")
         return shared + (("embed_wl",) if self.encoding == "wl" else ())
+
+    @property
+    def data_deps(self) -> tuple[str, ...]:  # type: ignore[override]
+        wl = ("embeddings/wl",) if self.encoding == "wl" else ()
+        return ("problems", "trajectories", *wl, *(("acp",) if self._pool_protocols() else ()))
 
     def model_params(self) -> dict:
         """Hyperparameters: ``transition_models.<lstm|xgb>`` (shared by the configurations, so a
@@ -196,48 +200,60 @@ class StateCentric(Method):
     def train(self, model_dir: Path) -> dict:
         """Train one model per domain (and per seed for the LSTM); write ``<domain>/seed<k>/``.
 
-        A diverged or failed run of one (domain, seed) is recorded in ``facts.json`` with its
-        reason; the other models still train.
+        The (domain, seed) models, and the pool-protocol models, are independent units run through
+        :func:`planarena.runner.executor.run_units` (``jobs`` processes; the same models for any
+        ``jobs``). A diverged or failed run of one unit is recorded in ``facts.json`` with its
+        reason; the other models still train. Wall times go to ``unit_times_s`` (the train log),
+        not to ``facts.json``.
         """
         from planarena.methods.state_centric.models import DivergedError
+        from planarena.runner.executor import run_units
 
         cls = self._model_class()
         hyper = self.model_params()
         facts: dict[str, Any] = {"domains": {}}
+        data: dict[str, dict[str, list]] = {}
         for domain in self.ps.domains:
             enc = self.encoder(domain)
-            data = {}
-            for split in ("train", "validation"):
-                data[split] = [enc.trajectory(t) for t in load_trajectories(self.layout.trajectories, domain, split)]
-            dom_facts: dict[str, Any] = {"dim": enc.dim, "train_trajectories": len(data["train"]),
-                                         "validation_trajectories": len(data["validation"])}
+            data[domain] = {split: [enc.trajectory(t) for t in load_trajectories(self.layout.trajectories, domain, split)]
+                            for split in ("train", "validation")}
+            dom_facts: dict[str, Any] = {"dim": enc.dim, "train_trajectories": len(data[domain]["train"]),
+                                         "validation_trajectories": len(data[domain]["validation"])}
             if self.encoding == "fsf":
                 dom_facts["fsf_slots"] = enc.n_slots
-            for seed in self._seeds():
-                out = model_dir / domain / f"seed{seed}"
-                out.mkdir(parents=True, exist_ok=True)
-                if not data["train"]:
-                    dom_facts[f"seed{seed}"] = {"status": "failed", "reason": f"no train trajectories for {domain}"}
-                    continue
-                model = cls(mode=self.mode, dim=enc.dim, **hyper)
-                start = time.perf_counter()
-                try:
-                    info = model.fit(data["train"], data["validation"] or None, seed=seed)
-                    model.save(out)
-                    info = {"status": "ok", **info}
-                except DivergedError as exc:
-                    info = {"status": "diverged", "reason": str(exc)}
-                info.setdefault("train_time_s", round(time.perf_counter() - start, 3))
-                dom_facts[f"seed{seed}"] = info
             facts["domains"][domain] = dom_facts
-        facts["pool"] = self._train_pool(model_dir, cls, hyper)
-        (model_dir / "facts.json").write_text(json.dumps(facts, indent=2, sort_keys=True, default=float) + "\n")
+
+        def fit(unit: tuple[str, int]) -> dict:
+            domain, seed = unit
+            train, validation = data[domain]["train"], data[domain]["validation"]
+            if not train:
+                return {"status": "failed", "reason": f"no train trajectories for {domain}"}
+            out = model_dir / domain / f"seed{seed}"
+            out.mkdir(parents=True, exist_ok=True)
+            model = cls(mode=self.mode, dim=self.encoder(domain).dim, **hyper)
+            start = time.perf_counter()
+            try:
+                info = {"status": "ok", **model.fit(train, validation or None, seed=seed)}
+                model.save(out)
+            except DivergedError as exc:
+                info = {"status": "diverged", "reason": str(exc)}
+            info.setdefault("train_time_s", round(time.perf_counter() - start, 3))
+            return info
+
+        units = [(domain, seed) for domain in self.ps.domains for seed in self._seeds()]
+        times: dict[str, float] = {}
+        for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}")):
+            times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
+            facts["domains"][domain][f"seed{seed}"] = _without_times(info)
+        facts["pool"] = self._train_pool(model_dir, cls, hyper, times)
+        atomic_write_json(model_dir / "facts.json", facts, default=float)
         # train.json (written by the stage) gets the fingerprint-relevant summary
         return {"trained": True, "models": {d: {k: v.get("status") if isinstance(v, dict) else v
                                                  for k, v in f.items() if k.startswith("seed")}
                                              for d, f in facts["domains"].items()},
                 "pool": {"status": facts["pool"]["status"],
-                         "runs": {k: v.get("status") for k, v in facts["pool"].get("runs", {}).items()}}}
+                         "runs": {k: v.get("status") for k, v in facts["pool"].get("runs", {}).items()}},
+                "unit_times_s": times}
 
     # -- pool Hit@k (EmbedPlan protocols on the ACPBench-domain datasets) -------------------------
     def _pool_protocols(self) -> list[str]:
@@ -287,9 +303,10 @@ class StateCentric(Method):
                     reason = task.skipped or (fsf_supported(task.train_key) if self.encoding == "fsf" else None)
                     yield protocol, seed, task, reason
 
-    def _train_pool(self, model_dir: Path, cls, hyper: dict) -> dict:
+    def _train_pool(self, model_dir: Path, cls, hyper: dict, times: dict) -> dict:
         """Train one model per (pool protocol, seed, domain) on the protocol's training transitions
-        (:mod:`planarena.methods.state_centric.pool`); returns the facts (``status``, ``runs``, ``reason``)."""
+        (:mod:`planarena.methods.state_centric.pool`), as independent units; returns the facts
+        (``status``, ``runs``, ``reason``) and adds each unit's seconds to ``times``."""
         from planarena.features.wl import wl_settings
         from planarena.methods.state_centric.models import DivergedError
         from planarena.methods.state_centric.pool import (
@@ -298,21 +315,25 @@ class StateCentric(Method):
             task_key,
             training_trajectories,
         )
+        from planarena.runner.executor import run_units
 
         corpus, off = self._pool_corpus()
         if corpus is None:
             return {"status": "off", "reason": off}
         frac = float(get(self.params, "transition_models.pool.validation_fraction", 0.1))
         runs: dict[str, dict] = {}
-        tasks = list(self._pool_tasks(corpus))
-        for protocol, seed, task, reason in tqdm(tasks, desc=f"train {self.name} (pool)", leave=False):
+        units = []
+        for protocol, seed, task, reason in self._pool_tasks(corpus):
             if task is None:
                 runs[protocol] = {"status": "not applicable", "reason": reason}
-                continue
-            key = task_key(task, seed)
-            if reason:
-                runs[key] = {"status": "skipped", "reason": reason}
-                continue
+            elif reason:
+                runs[task_key(task, seed)] = {"status": "skipped", "reason": reason}
+            else:
+                units.append((task_key(task, seed), task, seed))
+        acp_root, settings = self.layout.acp, wl_settings(self.params)
+
+        def fit(unit) -> dict:
+            key, task, seed = unit
             out = model_dir / "pool" / key
             out.mkdir(parents=True, exist_ok=True)
             wl_file = out / "wl_feature_generator.json" if self.encoding == "wl" else None
@@ -320,8 +341,7 @@ class StateCentric(Method):
                 wl_file.unlink(missing_ok=True)  # always a fresh vocabulary from this task's train rows
             start = time.perf_counter()
             try:
-                phi = encode_domain(self.encoding, corpus, self.layout.acp, task.train_key, task.train_rows,
-                                    wl_settings(self.params), wl_file)
+                phi = encode_domain(self.encoding, corpus, acp_root, task.train_key, task.train_rows, settings, wl_file)
                 tr, va = split_validation(task.train_rows, frac, seed)
                 model = cls(mode=self.mode, dim=phi.states.shape[1], **hyper)
                 info = model.fit(training_trajectories(phi, corpus, tr),
@@ -334,16 +354,19 @@ class StateCentric(Method):
             except ValueError as exc:  # e.g. an FSF problem with more objects than slots
                 info = {"status": "failed", "reason": str(exc)}
             info.setdefault("train_time_s", round(time.perf_counter() - start, 3))
-            runs[key] = info
-        return {"status": "ok", "runs": runs}
+            return info
+
+        for (key, _, _), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name} (pool)")):
+            times[f"pool/{key}"] = info.pop("train_time_s", None)
+            runs[key] = _without_times(info)
+        return {"status": "ok", "runs": dict(sorted(runs.items()))}
 
     def pool_records(self, done: set, fingerprint: str, train_facts: dict):
         """Pool Hit@1/5/10 records (one per protocol, domain, seed; ``problem`` = the encoding),
-        scored on the same pools as EmbedPlan (:func:`planarena.methods.embedplan.model.pool_ranks`). A model that
+        scored on the same pools as EmbedPlan (:func:`planarena.protocols.pool.pool_ranks`). A model that
         diverged or failed to train gives a record with that outcome and no metrics."""
         from planarena.core.records import ResultRecord
-        from planarena.methods.embedplan.method import plan_metrics_of, pool_split_label
-        from planarena.methods.embedplan.model import pool_ranks
+        from planarena.protocols.pool import plan_metrics_of, pool_ranks, pool_split_label
         from planarena.methods.state_centric.models import TransitionModel
         from planarena.methods.state_centric.pool import (
             encode_domain,
@@ -464,3 +487,8 @@ class StateCentric(Method):
                                     self.decode_settings.metric)
         out["inputs"] = "state, goal"
         return out
+
+
+def _without_times(info: dict) -> dict:
+    """``info`` without wall-time keys (``*_s``): those go to the train log, not to DVC outputs."""
+    return {k: v for k, v in info.items() if not k.endswith("_s")}

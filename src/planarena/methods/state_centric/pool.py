@@ -21,7 +21,7 @@ adapts them to that protocol; it adds no new model:
   queried from its zero recurrent state, history-free, and XGBoost (Markov by construction) is
   unchanged. A seeded ``validation_fraction`` of the training transitions drives early stopping.
 * **Scoring.** The candidate pool, the seeded tie-breaking and the ranks come from
-  :func:`planarena.methods.embedplan.model.pool_ranks`, the same code and random stream as EmbedPlan's, so equal
+  :func:`planarena.protocols.pool.pool_ranks`, the same code and random stream as EmbedPlan's, so equal
   seeds give equal pools. A candidate ``c`` scores ``-distance(phi(c), v)`` with ``v`` the model's
   target (Euclidean in delta mode, cosine in state mode: the decoder's metric, Algorithm 1).
 * **Protocols.** The in-domain protocols (interpolation, plan-variant, extrapolation). WL and FSF
@@ -193,7 +193,7 @@ def predict_targets(model, phi: DomainPhi, corpus: Corpus, rows: np.ndarray) -> 
 
 
 def pool_scores(targets: np.ndarray, phi: DomainPhi, metric: str):
-    """A scorer for :func:`planarena.methods.embedplan.model.pool_ranks`: ``-distance(phi(c), v)`` per candidate
+    """A scorer for :func:`planarena.protocols.pool.pool_ranks`: ``-distance(phi(c), v)`` per candidate
     (Euclidean or cosine, :func:`planarena.search.decoding.distances`), vectorised over the batch."""
     from planarena.search.decoding import distances
 

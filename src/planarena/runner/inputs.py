@@ -1,0 +1,291 @@
+"""What each pipeline stage reads: the stage table, and the per-stage input files DVC tracks.
+
+DVC reruns a stage when one of its deps changes. Listing ``params.yaml`` sections, a hand-typed
+list of modules and whole data folders as deps (what ``dvc.yaml`` did before) reruns far more than
+needed: an edit to one method family retrains every family, and a key under ``profiles.paper``
+reruns every stage of a default-profile run. Instead, the cheap ``resolve`` and ``resolve_methods``
+stages write one small JSON file per stage, ``data/inputs/stages/<stage>.json`` and
+``data/inputs/methods/<train|evaluate>.<method>.json``, holding exactly what that stage's results
+depend on:
+
+- ``params``: the params the stage reads, *resolved in the active profile*
+  (:func:`planarena.config.resolve_profile`): a key under an inactive profile is not there;
+- ``code``: a hash per module of the stage's import closure inside ``planarena`` (found by walking
+  the AST, function-level imports included; comments and formatting do not count), plus the data
+  files (``*.yaml``, ``*.csv``) beside those modules, plus the stage script;
+- ``data`` (train and evaluate stages only): a hash per data folder the method family declares in
+  :attr:`planarena.methods.base.Method.data_deps`.
+
+Each stage's only DVC deps are its own file (and, for ordering, its upstream outputs), so a stage
+reruns exactly when something it reads changes; the files are rewritten byte-identically otherwise,
+and DVC compares content, not times. ``jobs`` enters no file: results do not depend on it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from planarena.config import Layout, get
+from planarena.core.io import atomic_write_json
+
+PACKAGE = "planarena"
+SRC = Path(__file__).resolve().parents[1]          # .../src/planarena
+REPO = SRC.parents[1]                                # repository root (stage scripts live in stages/)
+DATA_SUFFIXES = (".yaml", ".yml", ".csv")
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One pipeline stage: its entry point and the params it reads.
+
+    ``params`` are dotted keys of the resolved params; ``{key}`` in a path is formatted with the
+    resolved params (``suites.{suite}`` reads the block of the active suite only).
+    """
+
+    entry: str                     # "module:function"
+    script: str                    # stages/<name>.py
+    params: tuple[str, ...] = ()
+
+
+#: The pipeline's stages (DESIGN.md "The pipeline"); ``train`` and ``evaluate`` run once per
+#: ``methods`` block, and read that block plus what the method declares (see :func:`method_inputs`).
+STAGES: dict[str, StageSpec] = {
+    "generate": StageSpec("planarena.datasets.suites:run_stage", "stages/generate.py",
+                          ("seed", "suite", "suites.{suite}")),
+    "plan": StageSpec("planarena.datasets.reference_plans:run_plan_stage", "stages/plan.py", ("planners",)),
+    "trajectories": StageSpec("planarena.datasets.reference_plans:run_trajectories_stage",
+                              "stages/trajectories.py"),
+    "embed_wl": StageSpec("planarena.features.wl:run_stage", "stages/embed_wl.py", ("embed_wl",)),
+    "embed_text": StageSpec("planarena.features.text.encoder:run_stage", "stages/embed_text.py",
+                            ("embed_text",)),
+    "acp_data": StageSpec("planarena.datasets.acp:run_stage", "stages/acp_data.py", ("seed", "acp")),
+    "embed_acp": StageSpec("planarena.features.text.acp:run_stage", "stages/embed_acp.py",
+                           ("acp.domains", "acp.encoders", "embed_text")),
+    "train": StageSpec("planarena.runner.stages:run_train_stage", "stages/train.py"),
+    "evaluate": StageSpec("planarena.runner.stages:run_evaluate_stage", "stages/evaluate.py", ("evaluation",)),
+    # the leaderboard's Info section shows a hash of the whole resolved params
+    "report": StageSpec("planarena.report.leaderboard:run_stage", "stages/report.py", ("*",)),
+}
+
+#: Entry point of every stage script (``stages/<name>.py``) and of ``planarena stage <name>``.
+ENTRIES: dict[str, str] = {
+    "resolve": "planarena.runner.inputs:run_resolve_stage",
+    "resolve_methods": "planarena.runner.inputs:run_resolve_methods_stage",
+    **{name: spec.entry for name, spec in STAGES.items()},
+}
+
+#: Stages written by ``resolve`` (they do not need the data) vs ``resolve_methods``.
+DATA_STAGES = ("generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp", "report")
+
+
+# ------------------------------------------------------------------------------------------------
+# Code: import closure and its hash
+# ------------------------------------------------------------------------------------------------
+
+
+def module_file(name: str) -> Path | None:
+    """Source file of the ``planarena`` module ``name`` (``__init__.py`` for a package), or None."""
+    if name != PACKAGE and not name.startswith(PACKAGE + "."):
+        return None
+    parts = name.split(".")[1:]
+    base = SRC.joinpath(*parts)
+    if (base / "__init__.py").exists():
+        return base / "__init__.py"
+    if base.with_suffix(".py").exists():
+        return base.with_suffix(".py")
+    return None
+
+
+def _imports(name: str, tree: ast.AST) -> set[str]:
+    """Every ``planarena`` module imported anywhere in ``tree`` (function-level imports included)."""
+    is_pkg = module_file(name).name == "__init__.py"
+    here = name if is_pkg else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found.update(f"{mod}.{a.name}" for a in node.names)  # `from pkg import module`
+    out = set()
+    for mod in found:
+        if module_file(mod) is None:
+            continue
+        parts = mod.split(".")
+        out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))  # parent packages run too
+    return {m for m in out if module_file(m) is not None}
+
+
+def import_closure(roots: list[str]) -> list[str]:
+    """Sorted names of the ``planarena`` modules that importing ``roots`` can execute."""
+    seen: set[str] = set()
+    todo = [".".join(r.split(".")[:i]) for r in roots for i in range(1, r.count(".") + 2)]  # + parents
+    while todo:
+        name = todo.pop()
+        if name in seen or module_file(name) is None:
+            continue
+        seen.add(name)
+        tree = ast.parse(module_file(name).read_text())
+        todo.extend(_imports(name, tree) - seen)
+    return sorted(seen)
+
+
+def _code_hash(tree: ast.AST) -> str:
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:16]
+
+
+def _registry_entry_only(tree: ast.Module, keep: str | None) -> ast.Module:
+    """``tree`` with the module-level dict ``REGISTRY`` cut to the entry ``keep``: adding a
+    registry line for another method must not rerun this one."""
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if isinstance(target, ast.Name) and target.id == "REGISTRY" and isinstance(node.value, ast.Dict):
+            pairs = [(k, v) for k, v in zip(node.value.keys, node.value.values)
+                     if keep == "*" or (isinstance(k, ast.Constant) and k.value == keep)]
+            node.value.keys = [k for k, _ in pairs]
+            node.value.values = [v for _, v in pairs]
+    return tree
+
+
+def code_fingerprint(roots: list[str], script: str | None = None, registry_name: str | None = None) -> dict:
+    """``{module or file: hash}`` of the import closure of ``roots``, the data files beside those
+    modules and the stage ``script``. Hashes are of the AST (comments, blank lines and formatting
+    do not change them); the module-level ``REGISTRY`` dict keeps only ``registry_name``'s entry
+    (``"*"``: every entry).
+
+    Raises:
+        FileNotFoundError: ``script`` does not exist.
+    """
+    out: dict[str, str] = {}
+    dirs: set[Path] = set()
+    for name in import_closure(roots):
+        path = module_file(name)
+        tree = ast.parse(path.read_text())
+        if "REGISTRY" in path.read_text():
+            tree = _registry_entry_only(tree, registry_name)
+        out[name] = _code_hash(tree)
+        dirs.add(path.parent)
+    for d in sorted(dirs):
+        for f in sorted(d.iterdir()):
+            if f.suffix in DATA_SUFFIXES and f.is_file():
+                out[str(f.relative_to(SRC.parent))] = hashlib.sha256(f.read_bytes()).hexdigest()[:16]
+    if script:
+        path = REPO / script
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: stage script not found")
+        out[script] = _code_hash(ast.parse(path.read_text()))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Params and data
+# ------------------------------------------------------------------------------------------------
+
+
+def select_params(params: dict, keys: tuple[str, ...]) -> dict:
+    """``{key: value}`` for the dotted ``keys`` in the resolved ``params`` (missing: None).
+    ``"*"`` selects every param but ``jobs`` and ``profiles``."""
+    out: dict[str, Any] = {}
+    for key in keys:
+        if key == "*":
+            out.update({k: v for k, v in params.items() if k not in ("jobs", "profiles")})
+            continue
+        key = key.format(**{k: v for k, v in params.items() if isinstance(v, (str, int))})
+        out[key] = get(params, key, None)
+    return out
+
+
+def folder_hash(path: Path) -> str | None:
+    """SHA-256 over the relative paths and bytes of every file under ``path`` (None if absent)."""
+    if not path.exists():
+        return None
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        digest.update(str(f.relative_to(path.parent)).encode() + b"\0")
+        with f.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def _entry_module(spec: StageSpec) -> str:
+    return spec.entry.partition(":")[0]
+
+
+def stage_inputs(name: str, params: dict) -> dict:
+    """The inputs file content of data stage ``name`` (``generate`` ... ``report``)."""
+    spec = STAGES[name]
+    roots = [_entry_module(spec)]
+    if name == "report":  # the report may read hooks the method classes declare
+        from planarena.methods import REGISTRY
+
+        roots += sorted({entry.partition(":")[0] for entry in REGISTRY.values()})
+    return {"stage": name, "params": select_params(params, spec.params),
+            "code": code_fingerprint(roots, spec.script, registry_name="*")}
+
+
+def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> dict:
+    """The inputs file content of ``train@<instance>`` or ``evaluate@<instance>``: the method's
+    params block, the params it declares (:attr:`Method.uses_params`), the seeds (and for
+    evaluation the evaluation settings), the code of the runner and of the method's class, and a
+    hash of each data folder it declares (:attr:`Method.data_deps`).
+
+    Raises:
+        KeyError: no such method block, or an unknown registered name (lists the valid ones).
+    """
+    from planarena.methods import REGISTRY, resolve
+
+    cls, config = resolve(instance, params)
+    method = cls(instance, config, params, layout)
+    registered = config.get("method", instance)
+    spec = STAGES[stage]
+    keys = (f"methods.{instance}", "evaluation.seeds", *method.uses_params) + spec.params
+    roots = [_entry_module(spec), REGISTRY[registered].partition(":")[0]]
+    return {
+        "stage": f"{stage}@{instance}",
+        "params": select_params(params, tuple(dict.fromkeys(keys))),
+        "code": code_fingerprint(roots, spec.script, registry_name=registered),
+        "data": {d: folder_hash(layout.root / d) for d in method.data_deps},
+    }
+
+
+def inputs_file(layout: Layout, stage: str, instance: str | None = None) -> Path:
+    """``data/inputs/stages/<stage>.json`` or ``data/inputs/methods/<stage>.<instance>.json``."""
+    if instance:
+        return layout.root / "inputs" / "methods" / f"{stage}.{instance}.json"
+    return layout.root / "inputs" / "stages" / f"{stage}.json"
+
+
+def run_resolve_stage(params: dict, layout: Layout) -> list[Path]:
+    """Stage ``resolve``: write the inputs file of every data stage and the report."""
+    written = []
+    for name in DATA_STAGES:
+        path = inputs_file(layout, name)
+        atomic_write_json(path, stage_inputs(name, params))
+        written.append(path)
+    print(f"resolve: {len(written)} stage input files in {layout.root / 'inputs' / 'stages'}")
+    return written
+
+
+def run_resolve_methods_stage(params: dict, layout: Layout) -> list[Path]:
+    """Stage ``resolve_methods``: write the inputs file of ``train@m`` and ``evaluate@m`` for every
+    block of ``methods``. Runs after the data stages (it hashes the data each method declares)."""
+    written = []
+    for instance in sorted(params.get("methods") or {}):
+        for stage in ("train", "evaluate"):
+            path = inputs_file(layout, stage, instance)
+            atomic_write_json(path, method_inputs(stage, instance, params, layout))
+            written.append(path)
+    print(f"resolve_methods: {len(written)} stage input files in {layout.root / 'inputs' / 'methods'}")
+    return written

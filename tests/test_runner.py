@@ -1,0 +1,208 @@
+"""The runner: per-stage inputs (what each stage reads), the executor, the workspace lock, the
+declared-data layout, and dispatch of protocols by declared tasks."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from planarena.config import DeclaredLayout, Layout, UndeclaredDataError, resolve_profile
+from planarena.methods import REGISTRY, Method
+from planarena.runner import inputs
+from planarena.runner.entry import WorkspaceLock, WorkspaceLockedError
+from planarena.runner.executor import run_units
+from planarena.runner.stages import PROTOCOLS, protocols_of
+
+
+def _raw_params() -> dict:
+    return yaml.safe_load((ROOT / "params.yaml").read_text())
+
+
+# -- code closure -------------------------------------------------------------------------------
+
+
+def test_family_closures_are_disjoint():
+    """An edit to one family's subpackage changes no other family's inputs."""
+    emb = inputs.import_closure([REGISTRY["embedplan"].partition(":")[0]])
+    sc = inputs.import_closure([REGISTRY["state_centric"].partition(":")[0]])
+    assert not any(m.startswith("planarena.methods.state_centric") for m in emb), emb
+    assert not any(m.startswith("planarena.methods.embedplan") for m in sc), sc
+    # the shared layers they do use are in the closure (function-level imports included)
+    assert "planarena.protocols.pool" in emb and "planarena.protocols.pool" in sc
+    assert "planarena.features.wl" in sc and "planarena.search.decoding" in sc
+    assert "planarena.features.wl" not in emb
+    # parent packages execute on import, so they count
+    assert "planarena.methods" in sc and "planarena" in sc
+
+
+def test_closure_matches_the_modules_python_actually_imports():
+    """The AST walk finds at least every planarena module that importing the entry loads (so the
+    fingerprint cannot miss code the stage runs)."""
+    for entry in ("planarena.runner.stages", REGISTRY["state_centric"].partition(":")[0],
+                  REGISTRY["embedplan"].partition(":")[0], "planarena.features.wl"):
+        code = (f"import importlib, sys; importlib.import_module({entry!r}); "
+                "print('\\n'.join(m for m in sys.modules if m == 'planarena' or m.startswith('planarena.')))")
+        loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    check=True).stdout.split())
+        assert loaded <= set(inputs.import_closure([entry])), loaded - set(inputs.import_closure([entry]))
+
+
+def test_code_hash_ignores_comments_but_not_code(tmp_path, monkeypatch):
+    a = ast.parse("x = 1  # a comment\n\n\ndef f():\n    return x\n")
+    b = ast.parse("x = 1\ndef f():\n    return x  # other\n")
+    c = ast.parse("x = 2\ndef f():\n    return x\n")
+    assert inputs._code_hash(a) == inputs._code_hash(b) != inputs._code_hash(c)
+
+
+def test_a_new_registry_line_does_not_change_other_methods():
+    src = (ROOT / "src/planarena/methods/__init__.py").read_text()
+    added = src.replace('REGISTRY: dict[str, str] = {', 'REGISTRY: dict[str, str] = {\n    "new": "x.y:Z",', 1)
+    assert added != src
+    keep = lambda text, name: inputs._code_hash(inputs._registry_entry_only(ast.parse(text), name))  # noqa: E731
+    assert keep(src, "embedplan") == keep(added, "embedplan")
+    assert keep(src, "*") != keep(added, "*")
+
+
+# -- params -------------------------------------------------------------------------------------
+
+
+def test_inactive_profile_keys_do_not_enter_stage_inputs():
+    raw = _raw_params()
+    before = resolve_profile(copy.deepcopy(raw))
+    raw["profiles"]["paper"]["planners"]["astar_lmcut"]["time_limit"] = 123
+    raw["profiles"]["paper"]["embedplan"]["model"]["max_epochs"] = 7
+    after = resolve_profile(raw)
+    for stage in inputs.DATA_STAGES:
+        assert inputs.select_params(before, inputs.STAGES[stage].params) == \
+            inputs.select_params(after, inputs.STAGES[stage].params), stage
+
+
+def test_active_suite_block_only():
+    params = resolve_profile(_raw_params())
+    sel = inputs.select_params(params, inputs.STAGES["generate"].params)
+    assert set(sel) == {"seed", "suite", "suites.generated"}
+    assert "jobs" not in inputs.select_params(params, ("*",))
+
+
+def test_method_inputs_name_what_the_method_reads(tmp_path):
+    params = resolve_profile(_raw_params())
+    layout = Layout(root=tmp_path / "data")
+    emb = inputs.method_inputs("train", "embedplan_mlp", params, layout)
+    assert "methods.embedplan_mlp" in emb["params"] and "embedplan" in emb["params"]
+    assert set(emb["data"]) == {"acp", "embeddings/acp"}
+    assert "transition_models" not in str(sorted(emb["params"]))
+    sc = inputs.method_inputs("evaluate", "wl_xgb_delta", params, layout)
+    assert {"problems", "trajectories", "embeddings/wl"} <= set(sc["data"]) and "evaluation" in sc["params"]
+    assert not any("embedplan.method" in m for m in sc["code"])
+    # jobs never matters
+    assert "jobs" not in str(emb) and "jobs" not in str(sc["params"])
+
+
+def test_resolve_writes_stable_bytes(tmp_path):
+    params = resolve_profile(_raw_params())
+    layout = Layout(root=tmp_path / "data")
+    files = inputs.run_resolve_stage(params, layout)
+    first = {f: f.read_bytes() for f in files}
+    inputs.run_resolve_stage(params, layout)
+    assert all(f.read_bytes() == b for f, b in first.items())
+    assert inputs.inputs_file(layout, "plan") in first
+
+
+# -- declared data ------------------------------------------------------------------------------
+
+
+def test_declared_layout_refuses_undeclared_folders(tmp_path):
+    lay = DeclaredLayout(root=tmp_path, allowed=frozenset({"acp", "embeddings/acp"}), owner="method x")
+    assert lay.acp == tmp_path / "acp" and lay.embeddings == tmp_path / "embeddings"
+    assert lay.models == tmp_path / "models" and lay.cache == tmp_path / "cache"
+    with pytest.raises(UndeclaredDataError, match="method x reads data/trajectories"):
+        lay.trajectories
+
+
+# -- protocols by declared task -----------------------------------------------------------------
+
+
+def test_protocols_follow_declared_tasks(tmp_path):
+    class Ranker(Method):
+        tasks = frozenset({"plan", "rank_successors"})
+        successor_protocols = ("pool",)
+
+    m = Ranker("r", {}, {}, Layout(root=tmp_path))
+    assert [n for n, _ in protocols_of(m)] == ["coverage", "pool"]
+
+    class Schema(Method):
+        tasks = frozenset({"learn_schema"})
+
+    with pytest.raises(ValueError, match="no protocol for task 'learn_schema'"):
+        protocols_of(Schema("s", {}, {}, Layout(root=tmp_path)))
+    assert set(PROTOCOLS["rank_successors"]) == {"successor_set", "pool"}
+
+
+# -- executor -----------------------------------------------------------------------------------
+
+
+def test_run_units_in_order_for_any_jobs():
+    offset = 10  # a closure: forked workers inherit it
+
+    def work(u: int) -> tuple[int, int]:
+        return u, u * u + offset + os.getpid() * 0
+
+    units = list(range(23))
+    serial = list(run_units(work, units, jobs=1))
+    parallel = list(run_units(work, units, jobs=2))
+    assert serial == parallel == [(u, u * u + 10) for u in units]
+
+
+def test_run_units_reraises():
+    def boom(u):
+        raise RuntimeError(f"unit {u}")
+
+    with pytest.raises(RuntimeError, match="unit 0"):
+        list(run_units(boom, [0, 1], jobs=2))
+
+
+# -- workspace lock -----------------------------------------------------------------------------
+
+
+def test_workspace_lock_stops_a_second_stage(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys
+        from planarena.runner.entry import WorkspaceLock, WorkspaceLockedError
+        try:
+            with WorkspaceLock({str(tmp_path)!r}, "second"):
+                print("got it")
+        except WorkspaceLockedError as exc:
+            print("locked:", exc)
+    """)
+    with WorkspaceLock(tmp_path, "evaluate wl_xgb_delta"):
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+        assert "locked:" in out and f"pid {os.getpid()}" in out and "evaluate wl_xgb_delta" in out
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert "got it" in out
+    with WorkspaceLock(tmp_path, "a"):
+        pass  # re-entrant after release in the same process
+
+
+def test_stage_main_reports_a_held_lock_in_one_line(tmp_path, monkeypatch, capsys):
+    from planarena.runner import entry
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "params.yaml").write_text("profile: default\nprofiles: {default: {}}\n")
+    with WorkspaceLock(tmp_path / "data", "plan"):
+        # flock is per open file description: a second open in this process is refused too
+        with pytest.raises(SystemExit) as exc:
+            entry.stage_main(lambda params, layout: None, what="plan")
+    assert exc.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "another planarena stage is running" in err and err.count("\n") == 1
+    with pytest.raises(WorkspaceLockedError):
+        with WorkspaceLock(tmp_path / "data"), WorkspaceLock(tmp_path / "data"):
+            pass
