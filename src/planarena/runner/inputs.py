@@ -24,6 +24,8 @@ and DVC compares content, not times. ``jobs`` enters no file: results do not dep
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +102,14 @@ def module_file(name: str) -> Path | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def _parse(path: Path) -> tuple[str, ast.Module]:
+    """Source text and AST of a module (cached: the resolve stages ask for the same modules many
+    times; a stage process sees one version of each file)."""
+    text = path.read_text()
+    return text, ast.parse(text)
+
+
 def _imports(name: str, tree: ast.AST) -> set[str]:
     """Every ``planarena`` module imported anywhere in ``tree`` (function-level imports included)."""
     is_pkg = module_file(name).name == "__init__.py"
@@ -135,13 +145,17 @@ def import_closure(roots: list[str]) -> list[str]:
         if name in seen or module_file(name) is None:
             continue
         seen.add(name)
-        tree = ast.parse(module_file(name).read_text())
-        todo.extend(_imports(name, tree) - seen)
+        todo.extend(_imports(name, _parse(module_file(name))[1]) - seen)
     return sorted(seen)
 
 
 def _code_hash(tree: ast.AST) -> str:
-    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:16]
+    return _dump_hash(ast.dump(tree))
+
+
+@functools.lru_cache(maxsize=None)
+def _dump_hash(dump: str) -> str:
+    return hashlib.sha256(dump.encode()).hexdigest()[:16]
 
 
 def _registry_entry_only(tree: ast.Module, keep: str | None) -> ast.Module:
@@ -170,9 +184,9 @@ def code_fingerprint(roots: list[str], script: str | None = None, registry_name:
     dirs: set[Path] = set()
     for name in import_closure(roots):
         path = module_file(name)
-        tree = ast.parse(path.read_text())
-        if "REGISTRY" in path.read_text():
-            tree = _registry_entry_only(tree, registry_name)
+        text, tree = _parse(path)
+        if "REGISTRY" in text:
+            tree = _registry_entry_only(copy.deepcopy(tree), registry_name)
         out[name] = _code_hash(tree)
         dirs.add(path.parent)
     for d in sorted(dirs):
@@ -205,6 +219,7 @@ def select_params(params: dict, keys: tuple[str, ...]) -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def folder_hash(path: Path) -> str | None:
     """SHA-256 over the relative paths and bytes of every file under ``path`` (None if absent)."""
     if not path.exists():

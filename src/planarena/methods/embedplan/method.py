@@ -168,12 +168,8 @@ class EmbedPlan(Method):
         seed) not in ``done`` (keys ``(protocol, domain, split, problem, seed)``)."""
         import torch
 
-        from planarena.methods.embedplan.model import (
-            evaluate_rows,
-            hit_metrics,
-            project_states,
-        )
-        from planarena.protocols.pool import protocol_tasks
+        from planarena.methods.embedplan.model import evaluate_rows, project_states
+        from planarena.protocols.pool import hit_metrics, protocol_tasks
 
         pool = int(get(self.params, "embedplan.pool_size", 128))
         pessimistic = bool(get(self.params, "embedplan.pessimistic_ties", False))
