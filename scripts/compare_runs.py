@@ -4,7 +4,7 @@
     python scripts/compare_runs.py /path/to/run_a /path/to/run_b
 
 Compares ``reports/metrics.json`` byte for byte, and every result record of ``data/results/*.jsonl``
-field by field with the fields that measure time left out (``wall_time``, ``*_time_s``,
+field by field with the fields that measure time left out (``wall_time``, every ``*_s`` key,
 ``peak_memory_mb``: they differ between any two runs). Exits 0 when both match, 1 otherwise,
 printing the first differences.
 """
@@ -21,8 +21,7 @@ TIME_FIELDS = ("wall_time", "peak_memory_mb")
 
 def _strip(obj):
     if isinstance(obj, dict):
-        return {k: _strip(v) for k, v in obj.items()
-                if k not in TIME_FIELDS and not k.endswith("_time_s") and k != "unit_times_s"}
+        return {k: _strip(v) for k, v in obj.items() if k not in TIME_FIELDS and not k.endswith("_s")}
     if isinstance(obj, list):
         return [_strip(v) for v in obj]
     return obj

@@ -1,6 +1,8 @@
 """End to end through DVC on the smoke profile, in a scratch copy of the repository:
-`dvc repro` builds the leaderboard, a second `dvc repro` runs nothing, and
-`dvc exp run -S planners.astar_lmcut.time_limit=...` reruns only the stages that depend on it."""
+`dvc repro` builds the leaderboard; a second `dvc repro` runs nothing; rerunning stages with the
+same inputs (and other `jobs`) rewrites the same bytes; a key of an inactive profile reruns
+nothing; an edit to one family reruns that family and the report only; and
+`dvc exp run -S planners.astar_lmcut.time_limit=...` reruns only the stages that read it."""
 
 from __future__ import annotations
 
@@ -24,6 +26,10 @@ def _run(cmd: list[str], cwd: Path, env: dict) -> str:
     return out
 
 
+def _lock_diff(work: Path, env: dict) -> str:
+    return subprocess.run(["git", "diff", "dvc.lock"], cwd=work, env=env, capture_output=True, text=True).stdout[-4000:]
+
+
 def _ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
 
@@ -40,6 +46,7 @@ def repo(tmp_path_factory) -> tuple[Path, dict]:
     (work / ".gitignore").write_text("/data/\n__pycache__/\n")
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = str(work / "src")  # the copy's code, which the stages fingerprint
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
     _run(["git", "init", "-q"], work, env)
@@ -71,9 +78,41 @@ def test_repro_then_noop_then_param_change(repo):
 
     _run(["git", "add", "-A"], work, env)
     _run(["git", "commit", "-qm", "smoke baseline"], work, env)
+    lock = (work / "dvc.lock").read_text()
+
+    # stable outputs: the same inputs give the same bytes, also with another `jobs` (1 instead of
+    # 2); dvc.lock holds every output's hash, so it must not change
+    for stage in ("resolve", "resolve_methods"):
+        _run(["dvc", "repro", "-f", "-s", stage], work, env)
+    params = (work / "params.yaml").read_text()
+    (work / "params.yaml").write_text(params.replace("\njobs: 0", "\njobs: 1", 1))
+    for stage in ("generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp",
+                  "train@random_walk", "train@wl_xgb_delta", "train@fsf_lstm_delta", "train@embedplan_mlp",
+                  "evaluate@random_walk", "evaluate@wl_xgb_delta"):
+        _run(["dvc", "repro", "-f", "-s", stage], work, env)
+    assert (work / "dvc.lock").read_text() == lock, _lock_diff(work, env)
+    assert _ran(_run(["dvc", "repro"], work, env)) == {"resolve", "resolve_methods"}  # jobs is read by no stage
+
+    # a key under an inactive profile reruns nothing but the (seconds-long) resolve stages
+    (work / "params.yaml").write_text(params.replace("      astar_lmcut: {time_limit: 60, memory_limit_mb: 8192}",
+                                                     "      astar_lmcut: {time_limit: 61, memory_limit_mb: 8192}", 1))
+    assert (work / "params.yaml").read_text() != params
+    assert _ran(_run(["dvc", "repro"], work, env)) == {"resolve", "resolve_methods"}
+    (work / "params.yaml").write_text(params)
+    _run(["dvc", "repro"], work, env)
+
     exp = _run(["dvc", "exp", "run", "-S", "planners.astar_lmcut.time_limit=4"], work, env)
     ran = _ran(exp)
     assert "plan" in ran and "evaluate@fd_astar_lmcut" in ran and "report" in ran
     assert "generate" not in ran and not any(s.startswith("train@") for s in ran), ran
     show = _run(["dvc", "exp", "show", "--no-pager", "--md"], work, env)
     assert "coverage" in show and "planners.astar_lmcut.time_limit" in show
+
+    # an edit to one family reruns that family's stages and the report, nothing else
+    family = work / "src" / "planarena" / "methods" / "embedplan" / "method.py"
+    original = family.read_text()
+    family.write_text(original + "\n\nEDITED = True\n")
+    ran = _ran(_run(["dvc", "repro"], work, env))
+    assert ran == {"resolve", "resolve_methods", "report", "train@embedplan_mlp", "train@embedplan_hyper",
+                   "train@embedplan_untrained", "evaluate@embedplan_mlp", "evaluate@embedplan_hyper",
+                   "evaluate@embedplan_untrained"}, ran

@@ -53,10 +53,12 @@ def plan_problem(ps: ProblemSet, entry: ProblemEntry, planners: dict, cache: Pla
         "plan": kept.plan if kept else None,
         "failure_reason": None if kept else last.failure_reason,
         "attempts": [
-            {k: a.to_dict()[k] for k in ("config", "outcome", "wall_time", "expansions", "plan_length",
-                                         "cost", "peak_memory_kb", "failure_reason", "cached")}
+            {k: a.to_dict()[k] for k in ("config", "outcome", "expansions", "plan_length", "cost", "failure_reason")}
             for a in attempts
         ],
+        # measurements that differ between identical runs: the untracked log, not data/plans
+        "_timings": [{k: a.to_dict()[k] for k in ("config", "wall_time", "peak_memory_kb", "cached")}
+                     for a in attempts],
     }
 
 
@@ -87,7 +89,13 @@ def run_plan_stage(params: dict, layout: Layout) -> list[dict]:
             f = out / entry.domain / entry.split / f"{entry.problem}.plan"
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text("\n".join(rec["plan"]) + f"\n; cost = {rec['cost']:g} ({rec['planner']})\n")
+    timings = [{"domain": r["domain"], "split": r["split"], "problem": r["problem"], "attempts": r.pop("_timings")}
+               for r in records]
     write_jsonl(out / "records.jsonl", records)
+    write_jsonl(layout.root / "logs" / "plan.jsonl", timings)
+    cached = sum(a["cached"] for t in timings for a in t["attempts"])
+    print(f"plan: {cached} of {sum(len(t['attempts']) for t in timings)} planner runs from the cache "
+          f"({layout.cache / 'fd'}); wall times in {layout.root / 'logs' / 'plan.jsonl'}")
     _summary("plan", records)
     return records
 

@@ -254,24 +254,29 @@ def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> di
     """The inputs file content of ``train@<instance>`` or ``evaluate@<instance>``: the method's
     params block, the params it declares (:attr:`Method.uses_params`), the seeds (and for
     evaluation the evaluation settings), the code of the runner and of the method's class, and a
-    hash of each data folder it declares (:attr:`Method.data_deps`).
+    hash of each data folder it declares (:attr:`Method.data_deps`). The train stage of a method
+    that does not override :meth:`Method.train` reads only its block and the code.
 
     Raises:
         KeyError: no such method block, or an unknown registered name (lists the valid ones).
     """
     from planarena.methods import REGISTRY, resolve
 
+    from planarena.methods.base import Method
+
     cls, config = resolve(instance, params)
     method = cls(instance, config, params, layout)
     registered = config.get("method", instance)
     spec = STAGES[stage]
-    keys = (f"methods.{instance}", "evaluation.seeds", *method.uses_params) + spec.params
+    learns = stage != "train" or cls.train is not Method.train
+    keys = (f"methods.{instance}",) + (("evaluation.seeds", *method.uses_params) + spec.params if learns else ())
     roots = [_entry_module(spec), REGISTRY[registered].partition(":")[0]]
     return {
         "stage": f"{stage}@{instance}",
         "params": select_params(params, tuple(dict.fromkeys(keys))),
         "code": code_fingerprint(roots, spec.script, registry_name=registered),
-        "data": {d: folder_hash(layout.root / d) for d in method.data_deps},
+        # a method that learns nothing has nothing to train from
+        "data": {d: folder_hash(layout.root / d) for d in method.data_deps} if learns else {},
     }
 
 
