@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import time
 
-from planarena.core.io import stable_hash
+from planarena.core.io import derive_seed
 from planarena.core.pddl import load_problem
 from planarena.methods.base import Attempt, Method, PlanningTask
 
@@ -23,7 +23,7 @@ class RandomWalk(Method):
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """One walk; ``seed`` and the problem name seed the generator (same params -> same walk)."""
         horizon = int(self.config.get("horizon", 100))
-        rng = random.Random(int(stable_hash([seed, task.entry.domain, task.entry.problem]), 16))
+        rng = random.Random(derive_seed("random_walk", seed, task.entry.domain, task.entry.problem))
         start = time.perf_counter()
         problem = load_problem(str(task.domain_file), str(task.problem_file))
         goal = problem.get_goal_condition()
