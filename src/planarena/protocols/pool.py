@@ -27,9 +27,10 @@ two runs with the same seeds see the same ones.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
@@ -500,6 +501,61 @@ def pool_split_label(protocol: str, train_key: str) -> str:
     if protocol == "multi_domain":
         return "all domains"
     return "same domain"
+
+
+# ------------------------------------------------------------------------------------------------
+# Records of one trained model: the loop every rank_successors family shares
+# ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PoolModel:
+    """What a family hands :func:`task_records` for one (protocol, train key, seed) model.
+
+    ``rank(test)`` returns ``(ranks, pool_sizes, metrics)``: the 0-based rank of the true next
+    state among its pool for each query of ``test.rows`` (from :func:`pool_ranks`, so every method
+    sees the same pools and tie-breaking draws), the pool sizes, and extra metrics (e.g. Acc@k).
+    ``outcome`` is ``solved`` (the model is usable), ``diverged`` or ``error`` (with ``reason``);
+    ``extra`` holds the family's fields of every record.
+    """
+
+    outcome: str
+    reason: str | None = None
+    rank: Callable[["TestSet"], tuple[np.ndarray, np.ndarray, dict]] | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def task_records(method, task: "Task", protocol: str, seed: int, problem: str, done: set, fingerprint: str,
+                 train_facts: dict, load: Callable[[], PoolModel]) -> Iterator[dict]:
+    """Yield the pool Hit@k record (as dict) of every test set of ``task`` not yet in ``done``
+    (keys ``(protocol, domain, split, problem, seed)``); ``load()`` is called only when one is to do.
+
+    Every record has Hit@1/5/10 over the pool (EmbedPlan Appendix B.3), the mean pool size and the
+    teacher-forced plan Mean/Exact Hit@5 (:func:`plan_metrics_of`), plus the family's fields.
+    """
+    from planarena.core.records import ResultRecord
+
+    split = pool_split_label(protocol, task.train_key)
+    todo = [t for t in task.tests if (protocol, t.domain, split, problem, seed) not in done]
+    if not todo:
+        return
+    model = load()
+    for test in todo:
+        start = time.perf_counter()
+        extra = {"task": "rank_successors", "protocol": protocol, "train_on": task.train_key,
+                 "distractors": test.distractors, "queries": int(len(test.rows)),
+                 "train_transitions": int(len(task.train_rows)), **model.extra, **train_facts}
+        if model.outcome == "solved" and len(test.rows):
+            ranks, sizes, metrics = model.rank(test)
+            extra.update({f"hit@{k}": float(np.mean(ranks < k)) for k in (1, 5, 10)})
+            extra.update(metrics)
+            extra["mean_pool"] = float(np.mean(sizes))
+            extra.update(plan_metrics_of(ranks < 5, test))
+        yield ResultRecord(
+            method=method.name, family=method.family, domain=test.domain, split=split, problem=problem,
+            seed=seed, outcome=model.outcome, failure_reason=model.reason,
+            wall_time=round(time.perf_counter() - start, 4), config_hash=fingerprint, extra=extra,
+        ).to_dict()
 
 
 # ------------------------------------------------------------------------------------------------

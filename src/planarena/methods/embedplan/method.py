@@ -18,16 +18,11 @@ applicable ground action) and the teacher-forced ``plan_mean_hit@5`` / ``plan_ex
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
-
-import numpy as np
 
 from planarena.config import get
 from planarena.core.io import atomic_write_json
-from planarena.core.records import ResultRecord
 from planarena.methods.base import Method
-from planarena.protocols.pool import plan_metrics_of, pool_split_label
 
 FAMILY = "embedplan-latent-transitions"
 
@@ -165,11 +160,18 @@ class EmbedPlan(Method):
 
     def pool_records(self, done: set, fingerprint: str, train_facts: dict):
         """Yield one :class:`ResultRecord` (as dict) per (encoder, protocol, train key, test domain,
-        seed) not in ``done`` (keys ``(protocol, domain, split, problem, seed)``)."""
+        seed) not in ``done`` (keys ``(protocol, domain, split, problem, seed)``), through the shared
+        loop :func:`planarena.protocols.pool.task_records`; adds Acc@1/5/10 over every applicable
+        ground action (the action-disambiguation view of the same model)."""
         import torch
 
         from planarena.methods.embedplan.model import evaluate_rows, project_states
-        from planarena.protocols.pool import hit_metrics, protocol_tasks
+        from planarena.protocols.pool import (
+            PoolModel,
+            hit_metrics,
+            protocol_tasks,
+            task_records,
+        )
 
         pool = int(get(self.params, "embedplan.pool_size", 128))
         pessimistic = bool(get(self.params, "embedplan.pessimistic_ties", False))
@@ -182,43 +184,32 @@ class EmbedPlan(Method):
                     for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2)):
                         if task.skipped:
                             continue
-                        split = pool_split_label(protocol, task.train_key)
-                        todo = [t for t in task.tests if (protocol, t.domain, split, slug, seed) not in done]
-                        if not todo:
-                            continue
                         run = runs.get(f"{protocol}/{task.train_key}/seed{seed}", {})
-                        model, outcome, reason = self._new_model(corpus, seed), "solved", None
-                        weights = getattr(self, "model_dir", self.layout.models / self.name) / slug / protocol / task.train_key / f"seed{seed}.pt"
-                        if not untrained:
-                            if not weights.exists():
-                                outcome, reason = "error", f"no trained model {weights}; run the train stage"
-                            else:
-                                model.load_state_dict(torch.load(weights, weights_only=True))
-                                if run.get("status") == "diverged":
-                                    outcome, reason = "diverged", "training loss became non-finite"
-                        model.eval()
-                        latents = project_states(model, corpus.table) if outcome != "error" else None
-                        for test in todo:
-                            start = time.perf_counter()
-                            extra = {"task": "rank_successors", "protocol": protocol, "train_on": task.train_key,
-                                     "encoder": enc, "inputs": "state, action", "pool_size": pool,
-                                     "distractors": test.distractors, "queries": int(len(test.rows)),
-                                     "train_transitions": int(len(task.train_rows)),
-                                     **{k: run[k] for k in ("epochs", "best_epoch", "stopped") if k in run},
-                                     **train_facts}
-                            if outcome != "error" and len(test.rows):
+
+                        def load(corpus=corpus, slug=slug, protocol=protocol, task=task, seed=seed, run=run):
+                            model, outcome, reason = self._new_model(corpus, seed), "solved", None
+                            weights = getattr(self, "model_dir", self.layout.models / self.name) / slug / protocol / task.train_key / f"seed{seed}.pt"
+                            if not untrained:
+                                if not weights.exists():
+                                    outcome, reason = "error", f"no trained model {weights}; run the train stage"
+                                else:
+                                    model.load_state_dict(torch.load(weights, weights_only=True))
+                                    if run.get("status") == "diverged":
+                                        outcome, reason = "diverged", "training loss became non-finite"
+                            model.eval()
+                            latents = project_states(model, corpus.table) if outcome != "error" else None
+
+                            def rank(test):
                                 res = evaluate_rows(model, corpus.table, test.rows, pool_size=pool,
                                                     distractors=test.distractors, seed=seed,
                                                     pessimistic_ties=pessimistic, latents=latents)
-                                extra.update(hit_metrics(res))
-                                extra["mean_pool"] = float(np.mean(res.pool))
-                                extra.update(plan_metrics_of(res.rank < 5, test))
-                            yield ResultRecord(
-                                method=self.name, family=self.family, domain=test.domain, split=split,
-                                problem=slug, seed=seed, outcome=outcome, failure_reason=reason,
-                                wall_time=round(time.perf_counter() - start, 4), config_hash=fingerprint,
-                                extra=extra,
-                            ).to_dict()
+                                return res.rank, res.pool, hit_metrics(res)
+
+                            return PoolModel(outcome, reason, rank, extra={
+                                "encoder": enc, "inputs": "state, action", "pool_size": pool,
+                                **{k: run[k] for k in ("epochs", "best_epoch", "stopped") if k in run}})
+
+                        yield from task_records(self, task, protocol, seed, slug, done, fingerprint, train_facts, load)
 
 
 def _without_times(info: dict) -> dict:

@@ -363,10 +363,9 @@ class StateCentric(Method):
 
     def pool_records(self, done: set, fingerprint: str, train_facts: dict):
         """Pool Hit@1/5/10 records (one per protocol, domain, seed; ``problem`` = the encoding),
-        scored on the same pools as EmbedPlan (:func:`planarena.protocols.pool.pool_ranks`). A model that
-        diverged or failed to train gives a record with that outcome and no metrics."""
-        from planarena.core.records import ResultRecord
-        from planarena.protocols.pool import plan_metrics_of, pool_ranks, pool_split_label
+        scored on the same pools as EmbedPlan (:func:`planarena.protocols.pool.pool_ranks`) through
+        the shared loop :func:`planarena.protocols.pool.task_records`. A model that diverged or
+        failed to train gives a record with that outcome and no metrics."""
         from planarena.methods.state_centric.models import TransitionModel
         from planarena.methods.state_centric.pool import (
             encode_domain,
@@ -374,6 +373,7 @@ class StateCentric(Method):
             predict_targets,
             task_key,
         )
+        from planarena.protocols.pool import PoolModel, pool_ranks, task_records
 
         corpus, off = self._pool_corpus()
         if corpus is None:
@@ -385,50 +385,39 @@ class StateCentric(Method):
         metric = self.decode_settings.resolved_metric(self.mode)
         model_dir = self.model_dir or (self.layout.models / self.name)
         label = {"wl": "WL (ILG)", "fsf": "FSF"}[self.encoding]
+        acp_root = self.layout.acp
         for protocol, seed, task, reason in self._pool_tasks(corpus):
             if task is None or reason:
                 continue
-            split = pool_split_label(protocol, task.train_key)
-            todo = [t for t in task.tests if (protocol, t.domain, split, self.encoding, seed) not in done]
-            if not todo:
-                continue
             key = task_key(task, seed)
             run = runs.get(key)
-            outcome, why = "solved", None
-            if run is None:
-                outcome, why = "error", f"no trained pool model {key}; run the train stage"
-            elif run.get("status") != "ok":
-                outcome = "diverged" if run.get("status") == "diverged" else "error"
-                why = run.get("reason", "training failed")
-            if outcome == "solved":
-                out = model_dir / "pool" / key
-                model = TransitionModel.load(out)
-                phi = encode_domain(self.encoding, corpus, self.layout.acp, task.train_key,
-                                    wl_file=out / "wl_feature_generator.json" if self.encoding == "wl" else None)
-            for test in todo:
-                start = time.perf_counter()
-                extra = {"task": "rank_successors", "protocol": protocol, "train_on": task.train_key,
-                         "encoder": label, "inputs": "state, goal", "pool_size": pool,
-                         "distractors": test.distractors, "queries": int(len(test.rows)),
-                         "train_transitions": int(len(task.train_rows)), "metric": metric,
+
+            def load(task=task, seed=seed, key=key, run=run) -> PoolModel:
+                extra = {"encoder": label, "inputs": "state, goal", "pool_size": pool, "metric": metric,
                          "history": "none (one-step queries from the zero recurrent state)"
                          if self.model_kind == "lstm" else "none (Markov model)",
                          **{k: run[k] for k in ("epochs", "best_epoch", "rounds", "tree_nodes", "parameters", "dim")
-                            if run and k in run},
-                         **train_facts}
-                if outcome == "solved" and len(test.rows):
+                            if run and k in run}}
+                if run is None:
+                    return PoolModel("error", f"no trained pool model {key}; run the train stage", extra=extra)
+                if run.get("status") != "ok":
+                    return PoolModel("diverged" if run.get("status") == "diverged" else "error",
+                                     run.get("reason", "training failed"), extra=extra)
+                out = model_dir / "pool" / key
+                model = TransitionModel.load(out)
+                phi = encode_domain(self.encoding, corpus, acp_root, task.train_key,
+                                    wl_file=out / "wl_feature_generator.json" if self.encoding == "wl" else None)
+
+                def rank(test):
                     targets = predict_targets(model, phi, corpus, test.rows)
                     ranks, sizes, _ = pool_ranks(corpus.table, test.rows, pool_scores(targets, phi, metric),
                                                  pool_size=pool, distractors=test.distractors, seed=seed,
                                                  pessimistic_ties=pessimistic)
-                    extra.update({f"hit@{k}": float(np.mean(ranks < k)) for k in (1, 5, 10)})
-                    extra["mean_pool"] = float(np.mean(sizes))
-                    extra.update(plan_metrics_of(ranks < 5, test))
-                yield ResultRecord(
-                    method=self.name, family=self.family, domain=test.domain, split=split,
-                    problem=self.encoding, seed=seed, outcome=outcome, failure_reason=why,
-                    wall_time=round(time.perf_counter() - start, 4), config_hash=fingerprint, extra=extra,
-                ).to_dict()
+                    return ranks, sizes, {}
+
+                return PoolModel("solved", None, rank, extra)
+
+            yield from task_records(self, task, protocol, seed, self.encoding, done, fingerprint, train_facts, load)
 
     def load(self, model_dir: Path) -> None:
         self.model_dir = Path(model_dir)
