@@ -92,3 +92,23 @@ def test_diverged_training_is_an_outcome(pipeline, monkeypatch):
     run_evaluate_stage(params, layout, name)
     recs = [r for r in read_jsonl(layout.results / f"{name}.jsonl") if r["extra"]["task"] == "plan"]
     assert recs and all(r["outcome"] == "diverged" and "nan" in r["failure_reason"] for r in recs)
+
+
+def test_pool_models_use_their_own_settings_and_seeds(tmp_path):
+    """The pool-protocol models take `transition_models.pool.<model>` over the shared settings and
+    `transition_models.pool.seeds` (default profile: one seed) instead of the evaluation seeds."""
+    from conftest import smoke_profile_params
+
+    from planarena.config import Layout
+    from planarena.methods import resolve
+
+    params = smoke_profile_params()
+    params["transition_models"]["lstm"] = {"max_epochs": 30, "patience": 5, "hidden": 64}
+    params["transition_models"]["pool"].update(seeds=[14], lstm={"max_epochs": 7})
+    cls, config = resolve("wl_lstm_delta", params)
+    m = cls("wl_lstm_delta", config, params, Layout(root=tmp_path))
+    assert m.pool_model_params() == {"max_epochs": 7, "patience": 5, "hidden": 64}
+    assert m.model_params()["max_epochs"] == 30
+    assert m._pool_seeds() == [14]
+    params["transition_models"]["pool"]["seeds"] = None
+    assert m._pool_seeds() == [int(s) for s in params["evaluation"]["seeds"]]

@@ -245,7 +245,7 @@ class StateCentric(Method):
         for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}")):
             times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
             facts["domains"][domain][f"seed{seed}"] = _without_times(info)
-        facts["pool"] = self._train_pool(model_dir, cls, hyper, times)
+        facts["pool"] = self._train_pool(model_dir, cls, self.pool_model_params(), times)
         atomic_write_json(model_dir / "facts.json", facts, default=float)
         # train.json (written by the stage) gets the fingerprint-relevant summary
         return {"trained": True, "models": {d: {k: v.get("status") if isinstance(v, dict) else v
@@ -270,10 +270,19 @@ class StateCentric(Method):
                              f"has unknown {bad}; valid: {list(PROTOCOLS)}")
         return protos
 
+    def pool_model_params(self) -> dict:
+        """Hyperparameters of the pool-protocol models: :meth:`model_params` updated by
+        ``transition_models.pool.<lstm|xgb>`` (the default profile trains these shorter: they are
+        many small models, see README "Cost")."""
+        pool = dict(get(self.params, f"transition_models.pool.{self.model_kind}", None) or {})
+        return {**self.model_params(), **pool}
+
     def _pool_seeds(self) -> list[int]:
-        # every evaluation seed: the protocols' partitions are seeded, so XGBoost needs one model
-        # per seed here even though its training is deterministic
-        return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
+        # `transition_models.pool.seeds` if set, else every evaluation seed: the protocols'
+        # partitions are seeded, so XGBoost needs one model per seed here even though its training
+        # is deterministic
+        seeds = get(self.params, "transition_models.pool.seeds", None)
+        return [int(s) for s in (seeds or self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
 
     def _pool_corpus(self):
         """``(Corpus, None)``, or ``(None, reason)`` when the pool protocol is off."""
