@@ -33,10 +33,8 @@ import time
 
 import numpy as np
 
-from planarena.methods.state_centric.models import (
-    LSTMTransitionModel,
-    XGBTransitionModel,
-)
+from planarena.methods.state_centric.lstm import LSTMTransitionModel
+from planarena.methods.state_centric.xgb import XGBTransitionModel
 
 
 def synthetic(n_traj: int, dim: int, seed: int, static: float, dynamic: float,

@@ -80,6 +80,7 @@ def test_bad_config_names_the_param(pipeline):
 
 def test_diverged_training_is_an_outcome(pipeline, monkeypatch):
     from planarena.methods.state_centric import models as transition_models
+    from planarena.methods.state_centric import xgb
 
     params, layout = pipeline
     name = "wl_xgb_state"
@@ -87,7 +88,7 @@ def test_diverged_training_is_an_outcome(pipeline, monkeypatch):
     def diverge(self, *a, **k):
         raise transition_models.DivergedError("loss is nan at round 3")
 
-    monkeypatch.setattr(transition_models.XGBTransitionModel, "fit", diverge)
+    monkeypatch.setattr(xgb.XGBTransitionModel, "fit", diverge)
     run_train_stage(params, layout, name)
     run_evaluate_stage(params, layout, name)
     recs = [r for r in read_jsonl(layout.results / f"{name}.jsonl") if r["extra"]["task"] == "plan"]

@@ -11,15 +11,14 @@ import numpy as np
 import pytest
 
 from planarena.config import ConfigError
+from planarena.methods.state_centric.lstm import LSTMTransitionModel, lstm_parameter_count
 from planarena.methods.state_centric.models import (
     DivergedError,
-    LSTMTransitionModel,
     TransitionModel,
-    XGBTransitionModel,
-    lstm_parameter_count,
     make_transition_model,
     normalise_rows,
 )
+from planarena.methods.state_centric.xgb import XGBTransitionModel
 
 D, K = 6, 4
 EYE = np.eye(D, dtype=np.float32)

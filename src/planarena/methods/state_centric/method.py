@@ -182,10 +182,8 @@ class StateCentric(Method):
         return self._encoders[domain]
 
     def _model_class(self):
-        from planarena.methods.state_centric.models import (
-            LSTMTransitionModel,
-            XGBTransitionModel,
-        )
+        from planarena.methods.state_centric.lstm import LSTMTransitionModel
+        from planarena.methods.state_centric.xgb import XGBTransitionModel
 
         return LSTMTransitionModel if self.model_kind == "lstm" else XGBTransitionModel
 
