@@ -13,7 +13,7 @@ import yaml
 from conftest import ROOT, needs_shared
 
 from planarena.config import ConfigError, Layout, resolve_profile
-from planarena.core.pddl import atoms_of, replay
+from planarena.core.pddl import atoms_of, goal_atoms, replay
 from planarena.datasets import acp
 
 
@@ -150,7 +150,7 @@ def test_goal_distances_match_backward_bfs_and_dead_ends_are_minus_one(tmp_path)
     dom, prob = _write_problem(tmp_path, "floortile", {"num_rows": 1, "num_columns": 3, "num_robots": 1}, 0)
     problem = acp.parse_problem(dom, prob)
     space = acp.expand_state_space(problem, max_states=2000)
-    goal = set(acp.goal_atoms(problem))
+    goal = set(goal_atoms(problem))
     preds: dict[int, set[int]] = {i: set() for i in range(space.n_states)}
     for s in range(space.n_states):
         for _, t in space.successors(s):
@@ -297,7 +297,7 @@ def test_stage_resumes_without_recomputing(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("state space expanded again on resume")
 
-    monkeypatch.setattr(acp, "expand_state_space", boom)
+    monkeypatch.setattr(acp.space, "expand_state_space", boom)  # where build_problem_record looks it up
     acp.run_stage(params, layout)
     assert {p: p.read_bytes() for p in sorted(layout.acp.rglob("*.json.gz"))} == before
     for d, old in summaries.items():

@@ -29,7 +29,29 @@ from planarena.core.io import derive_seed, write_jsonl
 from planarena.core.pddl import PDDLError, count_objects, parse_check
 from planarena.core.problemset import ProblemEntry
 
+#: Package of the pypddl-datasets IPC generators (also used by :mod:`planarena.datasets.acp`).
 GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
+
+
+def generator_module(pkg: str):
+    """The pypddl-datasets generator module ``<GEN_ROOT>.<pkg>.generator`` (e.g. ``pkg="blocks_4"``).
+
+    Raises:
+        ModuleNotFoundError: no such generator package.
+    """
+    return importlib.import_module(f"{GEN_ROOT}.{pkg}.generator")
+
+
+def _domain_text(resource: str) -> str:
+    """Text of a domain file shipped next to a pypddl-datasets generator (``<pkg>/<file>``, e.g.
+    ``"blocks_4/domain.pddl"``; also read by :mod:`planarena.datasets.acp` and the CLI).
+
+    Raises:
+        ModuleNotFoundError: no such generator package. FileNotFoundError: no such file there.
+    """
+    pkg, _, name = resource.rpartition("/")
+    return (Path(generator_module(pkg).__file__).parent / name).read_text()
+
 
 # --------------------------------------------------------------------------------------------
 # Built-in generators: size parameter -> PDDL problem text. One function per domain.
@@ -38,13 +60,13 @@ GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
 
 def _gen_blocksworld(size: int, seed: int) -> str:
     """``size`` blocks, uniform random initial state, random single-tower goal (IPC style)."""
-    mod = importlib.import_module(f"{GEN_ROOT}.blocks_4.generator")
+    mod = generator_module("blocks_4")
     return mod.make_problem(num_blocks=size, seed=seed, goal="tower")
 
 
 def _gen_gripper(size: int, seed: int) -> str:
     """``size`` balls, all in room A, to room B (the family is deterministic; seed unused)."""
-    mod = importlib.import_module(f"{GEN_ROOT}.gripper.generator")
+    mod = generator_module("gripper")
     return mod.make_problem(num_balls=size)
 
 
@@ -52,7 +74,7 @@ def _gen_logistics(size: int, seed: int) -> str:
     """``size`` goals, IPC 2000 structure as in the SATr splits (``probLOGISTICS-<g>-<i>``):
     ceil(g/3) cities (at least 2) with 2 locations each, 3 packages per city, one truck per city,
     1 airplane up to 3 cities and 2 above."""
-    mod = importlib.import_module(f"{GEN_ROOT}.logistics.generator")
+    mod = generator_module("logistics")
     cities = max(2, -(-size // 3))
     return mod.make_problem(
         num_cities=cities,
@@ -75,7 +97,7 @@ def _grid_shapes(cells: int) -> list[tuple[int, int]]:
 def _gen_visitall(size: int, seed: int) -> str:
     """``size`` cells: a w x h grid (w * h = size; shape drawn from the seed among the
     factorisations, squarest first as in SATr's ``wXXhYY``), all cells goals, random start cell."""
-    mod = importlib.import_module(f"{GEN_ROOT}.visitall.generator")
+    mod = generator_module("visitall")
     shapes = _grid_shapes(size)
     rng = random.Random(seed)
     width, height = shapes[rng.randrange(min(len(shapes), 2))]
@@ -89,13 +111,6 @@ GENERATORS: dict[str, tuple[Callable[[int, int], str], str, str]] = {
     "logistics": (_gen_logistics, "logistics/domain_logistics00.pddl", "goals"),
     "visitall": (_gen_visitall, "visitall/domain.pddl", "cells"),
 }
-
-
-def _domain_text(resource: str) -> str:
-    """Text of a domain file shipped next to a pypddl-datasets generator (``<pkg>/<file>``)."""
-    pkg, _, name = resource.rpartition("/")
-    gen = importlib.import_module(f"{GEN_ROOT}.{pkg}.generator")
-    return (Path(gen.__file__).parent / name).read_text()
 
 
 def _seed_for(base_seed: int, domain: str, split: str, size: int, index: int) -> int:
