@@ -28,7 +28,8 @@ import numpy as np
 
 from planarena.core.io import read_jsonl
 from planarena.core.trajectories import Trajectory
-from planarena.features.text.encoder import DEFAULT_ENCODER, EmbeddingCache, TextEncoder
+from planarena.features.text.cache import EmbeddingCache
+from planarena.features.text.encoder import DEFAULT_ENCODER, TextEncoder
 from planarena.features.text.templates import Renderer, render_action, render_state
 
 

@@ -15,19 +15,16 @@ import numpy as np
 import pytest
 
 from planarena.config import ConfigError, Layout
+from planarena.features.text.cache import CACHE_ENV, EmbeddingCache, text_key
 from planarena.features.text.encoder import (
-    CACHE_ENV,
     DEFAULT_ENCODER,
-    EmbeddingCache,
     TextEncoder,
     embed_text_params,
-    embeddings_file,
     encoder_slug,
-    load_split_embeddings,
     resolve_encoder_path,
     run_stage,
-    text_key,
 )
+from planarena.features.text.splits import embeddings_file, load_split_embeddings
 from planarena.features.text.templates import (
     EMPTY_STATE,
     GENERIC,
@@ -347,7 +344,7 @@ def test_cache_survives_a_killed_writer(tmp_path):
         import os, sys, numpy as np
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_embed_text import FakeEncoder
-        from planarena.features.text.encoder import EmbeddingCache, text_key
+        from planarena.features.text.cache import EmbeddingCache, text_key
         cache = EmbeddingCache({str(tmp_path)!r}, FakeEncoder())
         cache.encode(["kept-1", "kept-2"])
         conn = cache._conn

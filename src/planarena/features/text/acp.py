@@ -4,7 +4,7 @@ encoders, embeddings "computed once and cached").
 
 Text comes from the foundation's templates (:mod:`planarena.features.text.templates`, one sentence per
 fluent atom; actions as imperative sentences) and goes through the SQLite
-:class:`planarena.features.text.encoder.EmbeddingCache` at ``data/cache/text/<encoder slug>/``, shared with the
+:class:`planarena.features.text.cache.EmbeddingCache` at ``data/cache/text/<encoder slug>/``, shared with the
 ``embed_text`` stage: a text is encoded once, ever, per encoder, so rerunning this stage (or adding
 a domain) only encodes new texts.
 
@@ -32,13 +32,9 @@ import numpy as np
 from tqdm import tqdm
 
 from planarena.config import ConfigError, Layout, get
-from planarena.features.text.encoder import (
-    EmbeddingCache,
-    TextEncoder,
-    embed_text_params,
-    save_npz,
-    text_cache_root,
-)
+from planarena.features.text.cache import EmbeddingCache, text_cache_root
+from planarena.features.text.encoder import TextEncoder, embed_text_params
+from planarena.features.text.splits import save_npz
 from planarena.features.text.templates import Renderer
 
 
@@ -99,7 +95,7 @@ def run_stage(params: dict, layout: Layout, *, encoder_override=None) -> dict:
     """Embed every domain of ``data/acp`` for every encoder of ``acp.encoders``; return the meta.
 
     Args:
-        encoder_override: an :class:`planarena.features.text.encoder.Encoder` to use for every entry (tests).
+        encoder_override: an :class:`planarena.features.text.cache.Encoder` to use for every entry (tests).
 
     Raises:
         ConfigError: a missing encoder path (names ``acp.encoders[i]``).
