@@ -254,3 +254,19 @@ def test_single_domain_transfer_protocols_are_skipped_with_reason():
     c = synthetic_corpus(n_domains=1)
     (x,) = protocol_tasks(c, "cross_domain", 13)
     assert x.skipped and "two or more domains" in x.skipped
+
+
+def test_max_train_caps_training_rows_only():
+    """`embedplan.max_train_transitions` keeps a seeded sample of the training rows of large tasks
+    (pooled domains) and never touches the test sets."""
+    c = synthetic_corpus()
+    full = {t.train_key: t for t in protocol_tasks(c, "leave_one_out", 13)}
+    cap = min(len(t.train_rows) for t in full.values()) - 1
+    capped = {t.train_key: t for t in protocol_tasks(c, "leave_one_out", 13, max_train=cap)}
+    again = {t.train_key: t for t in protocol_tasks(c, "leave_one_out", 13, max_train=cap)}
+    for key, t in capped.items():
+        assert len(t.train_rows) == cap and set(t.train_rows) <= set(full[key].train_rows)
+        assert np.array_equal(t.train_rows, again[key].train_rows)
+        assert [x.rows.tolist() for x in t.tests] == [x.rows.tolist() for x in full[key].tests]
+    small = protocol_tasks(c, "interpolation", 13, max_train=10**6)
+    assert [t.train_rows.tolist() for t in small] == [t.train_rows.tolist() for t in protocol_tasks(c, "interpolation", 13)]

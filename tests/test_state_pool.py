@@ -114,7 +114,7 @@ def test_split_validation_is_seeded_and_disjoint():
 
 def _pool_method(params, layout, name, tmp_path):
     method = build_method(name, params, layout)
-    facts = method._train_pool(tmp_path / name, method._model_class(), method.model_params())
+    facts = method._train_pool(tmp_path / name, method._model_class(), method.pool_model_params(), {})
     (tmp_path / name / "facts.json").write_text(json.dumps({"pool": facts}, default=float))
     method.load(tmp_path / name)
     return method, facts
@@ -170,6 +170,6 @@ def test_untrained_pool_model_is_an_error_record_not_a_crash(acp_workspace, tmp_
 def test_pool_off_without_acp_data(tmp_path):
     params = smoke_profile_params()
     method = build_method("wl_xgb_delta", params, Layout(tmp_path / "data"))
-    facts = method._train_pool(tmp_path / "m", None, {})
+    facts = method._train_pool(tmp_path / "m", None, {}, {})
     assert facts["status"] == "off" and "acp_data" in facts["reason"]
     assert list(method.pool_records(set(), "fp", {})) == []

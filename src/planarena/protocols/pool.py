@@ -244,8 +244,13 @@ def _extrapolation_parts(corpus: Corpus, domain: str, test_fraction: float, rng:
     return (rows[np.isin(tp, list(train_p))], rows[np.isin(tp, list(test_p))], corpus.plans_of(test_p))
 
 
-def protocol_tasks(corpus: Corpus, protocol: str, seed: int, test_fraction: float = 0.2) -> list[Task]:
+def protocol_tasks(corpus: Corpus, protocol: str, seed: int, test_fraction: float = 0.2,
+                   max_train: int | None = None) -> list[Task]:
     """The training tasks of ``protocol`` for one seed (see the module table).
+
+    ``max_train`` (``embedplan.max_train_transitions``; None: no cap) keeps a seeded uniform
+    sample of at most that many training transitions per task, a cost knob for the protocols that
+    pool several domains (multi-domain, leave-one-out); test sets are never cut.
 
     Raises:
         ValueError: unknown protocol (names the valid ones).
@@ -314,6 +319,12 @@ def protocol_tasks(corpus: Corpus, protocol: str, seed: int, test_fraction: floa
             train = np.concatenate([corpus.domain_rows(a) for a in doms if a != b])
             tasks.append(Task(protocol, f"without-{b}", train,
                               [TestSet(b, corpus.domain_rows(b), "problem", corpus.plans_of(corpus.problem_ids(b)))]))
+    if max_train is not None:
+        for task in tasks:
+            if len(task.train_rows) > int(max_train):
+                keep = rng_for("max_train", protocol, task.train_key).choice(len(task.train_rows), int(max_train),
+                                                                            replace=False)
+                task.train_rows = task.train_rows[np.sort(keep)]
     return tasks
 
 

@@ -115,7 +115,8 @@ class EmbedPlan(Method):
             units = []
             for protocol in self._protocols():
                 for seed in self._seeds():
-                    for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2)):
+                    for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2),
+                                               get(self.params, "embedplan.max_train_transitions", None)):
                         key = f"{protocol}/{task.train_key}/seed{seed}"
                         if task.skipped:
                             enc_facts["runs"][key] = {"status": "skipped", "reason": task.skipped}
@@ -181,7 +182,8 @@ class EmbedPlan(Method):
             runs = ((facts.get("encoders") or {}).get(slug) or {}).get("runs") or {}
             for protocol in self._protocols():
                 for seed in self._seeds():
-                    for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2)):
+                    for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2),
+                                               get(self.params, "embedplan.max_train_transitions", None)):
                         if task.skipped:
                             continue
                         run = runs.get(f"{protocol}/{task.train_key}/seed{seed}", {})

@@ -154,7 +154,8 @@ class StateCentric(Method):
     @property
     def uses_params(self) -> tuple[str, ...]:  # type: ignore[override]
         shared = (f"transition_models.{self.model_kind}", "transition_models.pool", "acp",
-                  "embedplan.pool_size", "embedplan.pessimistic_ties", "embedplan.test_fraction")
+                  "embedplan.pool_size", "embedplan.pessimistic_ties", "embedplan.test_fraction",
+                  "embedplan.max_train_transitions")
         return shared + (("embed_wl",) if self.encoding == "wl" else ())
 
     @property
@@ -306,7 +307,8 @@ class StateCentric(Method):
                 yield protocol, None, None, NOT_APPLICABLE[protocol]
                 continue
             for seed in self._pool_seeds():
-                for task in protocol_tasks(corpus, protocol, seed, frac):
+                for task in protocol_tasks(corpus, protocol, seed, frac,
+                                           get(self.params, "embedplan.max_train_transitions", None)):
                     reason = task.skipped or (fsf_supported(task.train_key) if self.encoding == "fsf" else None)
                     yield protocol, seed, task, reason
 
