@@ -8,8 +8,11 @@ from planarena.core.pddl import (
     goal_atoms,
     load_problem,
     normalise_action,
+    parse_domain,
     read_plan_file,
+    read_problem_text,
     replay,
+    split_atom,
 )
 from planarena.core.validation import validate_plan
 
@@ -37,6 +40,30 @@ def test_missing_file_error():
 def test_count_objects_ignores_types():
     assert count_objects("(define (problem p) (:objects a b - block c - ball) (:init))") == 3
     assert count_objects((TINY / "three.pddl").read_text()) == 3
+
+
+def test_text_reader_agrees_with_pymimir(tmp_path):
+    """The domain-free problem reader (FSF) and pymimir see the same objects, initial atoms and goal."""
+    text = read_problem_text(THREE)
+    problem = load_problem(DOMAIN, THREE)
+    assert text.name == "tiny-three" and text.objects == {"a": None, "b": None, "c": None}
+    typed = {f"(object {o})" for o in text.objects}  # pymimir adds a type atom per object
+    assert sorted(text.init) == sorted(str(a) for a in problem.get_initial_atoms() if str(a) not in typed)
+    assert sorted(text.goal) == goal_atoms(problem)
+    assert split_atom("(On  A B)") == ("on", ("a", "b")) and split_atom("handempty") == ("handempty", ())
+    with pytest.raises(PDDLError, match="empty atom"):
+        split_atom("()")
+    bad = tmp_path / "unbalanced.pddl"
+    bad.write_text("(define (problem p) (:objects a)")
+    with pytest.raises(PDDLError, match="unbalanced.pddl: unbalanced"):
+        read_problem_text(bad)
+
+
+def test_parse_domain_is_uncached_and_names_the_file():
+    assert parse_domain(DOMAIN) is not parse_domain(DOMAIN)
+    assert str(parse_domain(DOMAIN).get_name()) == "tinyblocks"
+    with pytest.raises(PDDLError, match="malformed_domain.pddl"):
+        parse_domain(TINY / "malformed_domain.pddl")
 
 
 def test_replay_reaches_goal_with_sorted_atoms():

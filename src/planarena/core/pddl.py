@@ -1,15 +1,24 @@
-"""PDDL access through pymimir: parsing with clear errors, cached grounding, plan replay.
+"""The one PDDL layer: pymimir parsing with clear errors, cached grounding, plan replay, atoms as text.
 
 pymimir (Drexler et al., "Mimir: A Generalized Planning Framework") parses, grounds lazily and
 generates successors. Every parsed problem is cached per (domain file, problem file) so that no
 stage re-parses or re-grounds a problem inside a loop.
+
+Two readers work on the text alone, where pymimir cannot serve: :func:`read_problem_text` reads the
+objects, initial atoms and goal literals of a problem file without its domain file (the FSF encoding
+binds a problem by its file alone) and :func:`count_objects` counts the declared objects of a
+problem text for the manifest. Atom and action strings are normalised and split by
+:func:`normalise_action` and :func:`split_atom`.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pymimir
 
@@ -18,9 +27,8 @@ class PDDLError(ValueError):
     """A PDDL file does not parse, or a plan does not apply. The message starts with the file path."""
 
 
-@functools.lru_cache(maxsize=64)
-def load_domain(domain_file: str) -> "pymimir.Domain":
-    """Parse a domain file (cached by path).
+def parse_domain(domain_file: str | Path) -> "pymimir.Domain":
+    """Parse a domain file, uncached (for files that may be rewritten in place; else :func:`load_domain`).
 
     Raises:
         PDDLError: the file is missing or malformed (message names the file and the parser's reason).
@@ -31,6 +39,16 @@ def load_domain(domain_file: str) -> "pymimir.Domain":
         return pymimir.Domain(str(domain_file))
     except RuntimeError as exc:
         raise PDDLError(f"{domain_file}: malformed domain: {str(exc).strip()}") from exc
+
+
+@functools.lru_cache(maxsize=64)
+def load_domain(domain_file: str) -> "pymimir.Domain":
+    """Parse a domain file (cached by path; :func:`parse_domain` once per path).
+
+    Raises:
+        PDDLError: the file is missing or malformed (message names the file and the parser's reason).
+    """
+    return parse_domain(domain_file)
 
 
 @functools.lru_cache(maxsize=256)
@@ -84,6 +102,140 @@ def count_objects(problem_text: str) -> int:
     return n
 
 
+# ------------------------------------------------------------------------------------------------
+# Problem text without its domain: objects, init atoms, conjunctive goal (no grounding)
+# ------------------------------------------------------------------------------------------------
+
+
+def format_atom(name: str, args: tuple[str, ...] | list[str]) -> str:
+    """``("on", ("a", "b"))`` -> ``"(on a b)"`` (the text form of atoms and actions; no case change)."""
+    return "(" + " ".join((name, *args)) + ")"
+
+
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+@dataclass(frozen=True)
+class ProblemText:
+    """What FSF needs from a problem file.
+
+    ``objects`` maps each declared object to its PDDL type (``None`` if untyped); ``init`` holds the
+    positive initial atoms; ``goal`` the goal literals of a conjunctive goal (positive atoms as
+    ``"(p a b)"``, negative ones as ``"(not (p a b))"``). All names are lower case.
+    """
+
+    path: str
+    name: str
+    objects: dict[str, str | None]
+    init: tuple[str, ...]
+    goal: tuple[str, ...]
+
+
+def _sexp(text: str, path: str) -> list:
+    text = re.sub(r";[^\n]*", " ", text).lower()
+    stack: list[list] = [[]]
+    for tok in _TOKEN.findall(text):
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            if len(stack) == 1:
+                raise PDDLError(f"{path}: unbalanced ')' in PDDL problem")
+            inner = stack.pop()
+            stack[-1].append(inner)
+        else:
+            stack[-1].append(tok)
+    if len(stack) != 1:
+        raise PDDLError(f"{path}: unbalanced '(' in PDDL problem")
+    return stack[0]
+
+
+def _typed_list(items: list, path: str) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    pending: list[str] = []
+    i = 0
+    while i < len(items):
+        tok = items[i]
+        if tok == "-":
+            if i + 1 >= len(items):
+                raise PDDLError(f"{path}: ':objects' ends with '-' and no type")
+            typ = items[i + 1]
+            typ = typ if isinstance(typ, str) else " ".join(t for t in typ if isinstance(t, str))
+            for o in pending:
+                out[o] = typ
+            pending = []
+            i += 2
+            continue
+        if not isinstance(tok, str):
+            raise PDDLError(f"{path}: unexpected list in ':objects'")
+        pending.append(tok)
+        i += 1
+    for o in pending:
+        out[o] = None
+    return out
+
+
+def _goal_literals(node: Any, path: str, out: list[str]) -> None:
+    if not isinstance(node, list) or not node:
+        raise PDDLError(f"{path}: malformed goal {node!r}")
+    head = node[0]
+    if head == "and":
+        for child in node[1:]:
+            _goal_literals(child, path, out)
+    elif head == "not":
+        inner = node[1] if len(node) == 2 and isinstance(node[1], list) else None
+        if inner is None or not all(isinstance(t, str) for t in inner):
+            raise PDDLError(f"{path}: FSF supports conjunctive goals of literals only; got (not ...) over a formula")
+        out.append(f"(not {format_atom(inner[0], inner[1:])})")
+    elif isinstance(head, str) and all(isinstance(t, str) for t in node):
+        out.append(format_atom(head, node[1:]))
+    else:
+        raise PDDLError(f"{path}: FSF supports conjunctive goals of literals only; found {head!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_problem_cached(path: str, _mtime_ns: int, _size: int) -> ProblemText:
+    tree = _sexp(Path(path).read_text(), path)
+    define = next((x for x in tree if isinstance(x, list) and x and x[0] == "define"), None)
+    if define is None:
+        raise PDDLError(f"{path}: no (define (problem ...)) in file")
+    name, objects, init, goal = Path(path).stem, {}, [], []
+    for part in define[1:]:
+        if not isinstance(part, list) or not part:
+            continue
+        head = part[0]
+        if head == "problem" and len(part) > 1 and isinstance(part[1], str):
+            name = part[1]
+        elif head == ":objects":
+            objects.update(_typed_list(part[1:], path))
+        elif head == ":init":
+            for a in part[1:]:
+                if isinstance(a, list) and a and a[0] not in ("not", "=") and all(isinstance(t, str) for t in a):
+                    init.append(format_atom(a[0], a[1:]))
+        elif head == ":goal" and len(part) > 1:
+            _goal_literals(part[1], path, goal)
+    return ProblemText(path=path, name=name, objects=objects, init=tuple(init), goal=tuple(goal))
+
+
+def read_problem_text(path: str | os.PathLike) -> ProblemText:
+    """Objects (with types), initial atoms and goal literals of a PDDL problem file.
+
+    A small s-expression reader (no domain file, no grounding; used by the FSF encoding,
+    :mod:`planarena.features.fsf`); cached per (path, mtime, size). ``:constants`` of the domain are
+    not read (none of the FSF domains has any). Initial atoms are the positive ground atoms of
+    ``:init`` in file order (``=`` fluent assignments skipped); goal literals are in file order.
+
+    Raises:
+        PDDLError: (a ``ValueError``) the file is missing or malformed, or its goal is not a
+            conjunction of literals (the message starts with the path).
+    """
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise PDDLError(f"{p}: problem file not found") from None
+    return _read_problem_cached(p, st.st_mtime_ns, st.st_size)
+
+
 def atoms_of(state: "pymimir.State") -> list[str]:
     """Sorted fluent and derived ground atoms of a state, as ``"(pred o1 o2)"`` strings."""
     return sorted(str(a) for a in state.get_atoms(ignore_static=True))
@@ -109,6 +261,19 @@ def normalise_action(text: str) -> str:
     if t.startswith("(") and t.endswith(")"):
         t = t[1:-1]
     return "(" + " ".join(t.split()) + ")"
+
+
+def split_atom(text: str) -> tuple[str, tuple[str, ...]]:
+    """``"(On A B)"`` / ``"on a b"`` -> ``("on", ("a", "b"))``: name and arguments, lower case
+    (the tokens of :func:`normalise_action`).
+
+    Raises:
+        PDDLError: the string has no name (empty or ``"()"``).
+    """
+    toks = normalise_action(text)[1:-1].split()
+    if not toks:
+        raise PDDLError(f"empty atom {text!r}: no predicate or action name")
+    return toks[0], tuple(toks[1:])
 
 
 def read_plan_file(path: str | Path) -> list[str]:

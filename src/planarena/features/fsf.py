@@ -81,12 +81,13 @@ Usage
 
 Atoms are strings ``"(pred obj1 obj2)"`` as pymimir prints them (see :mod:`planarena.core.trajectories`).
 Predicates that FSF does not use (``clear``, ``handempty``, ``connected``, type atoms, ...) are
-ignored.
+ignored. Problem files are read through the PDDL layer, :func:`planarena.core.pddl.read_problem_text`
+(re-exported here as :func:`read_problem`, with :class:`~planarena.core.pddl.ProblemText`): objects
+with their types, initial atoms and goal literals, without the domain file.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -95,6 +96,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from planarena.core.pddl import ProblemText, format_atom, split_atom
+from planarena.core.pddl import read_problem_text as read_problem
 
 __all__ = [
     "PAD",
@@ -160,147 +164,6 @@ def natural_key(name: str) -> tuple:
     """Sort key comparing digit runs as integers: ``b2 < b10``, ``loc-x2-y9 < loc-x2-y10``."""
     parts = _DIGITS.split(name)
     return (tuple(int(p) if i % 2 else p for i, p in enumerate(parts)), name)
-
-
-def _parse_atom(atom: str) -> tuple[str, tuple[str, ...]]:
-    """``"(on a b)"`` -> ``("on", ("a", "b"))`` (lower case, whitespace-insensitive)."""
-    t = atom.strip().lower()
-    if t.startswith("(") and t.endswith(")"):
-        t = t[1:-1]
-    toks = t.split()
-    if not toks:
-        raise ValueError(f"FSF: empty atom {atom!r}")
-    return toks[0], tuple(toks[1:])
-
-
-def _fmt_atom(pred: str, args: Sequence[str]) -> str:
-    return "(" + " ".join((pred, *args)) + ")"
-
-
-# ------------------------------------------------------------------------------------------------
-# Cheap PDDL problem reader (objects, init atoms, conjunctive goal); no domain file needed
-# ------------------------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
-
-
-@dataclass(frozen=True)
-class ProblemText:
-    """What FSF needs from a problem file.
-
-    ``objects`` maps each declared object to its PDDL type (``None`` if untyped); ``init`` holds the
-    positive initial atoms; ``goal`` the goal literals of a conjunctive goal (positive atoms as
-    ``"(p a b)"``, negative ones as ``"(not (p a b))"``). All names are lower case.
-    """
-
-    path: str
-    name: str
-    objects: dict[str, str | None]
-    init: tuple[str, ...]
-    goal: tuple[str, ...]
-
-
-def _sexp(text: str, path: str) -> list:
-    text = re.sub(r";[^\n]*", " ", text).lower()
-    stack: list[list] = [[]]
-    for tok in _TOKEN.findall(text):
-        if tok == "(":
-            stack.append([])
-        elif tok == ")":
-            if len(stack) == 1:
-                raise ValueError(f"{path}: unbalanced ')' in PDDL problem")
-            inner = stack.pop()
-            stack[-1].append(inner)
-        else:
-            stack[-1].append(tok)
-    if len(stack) != 1:
-        raise ValueError(f"{path}: unbalanced '(' in PDDL problem")
-    return stack[0]
-
-
-def _typed_list(items: list, path: str) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    pending: list[str] = []
-    i = 0
-    while i < len(items):
-        tok = items[i]
-        if tok == "-":
-            if i + 1 >= len(items):
-                raise ValueError(f"{path}: ':objects' ends with '-' and no type")
-            typ = items[i + 1]
-            typ = typ if isinstance(typ, str) else " ".join(t for t in typ if isinstance(t, str))
-            for o in pending:
-                out[o] = typ
-            pending = []
-            i += 2
-            continue
-        if not isinstance(tok, str):
-            raise ValueError(f"{path}: unexpected list in ':objects'")
-        pending.append(tok)
-        i += 1
-    for o in pending:
-        out[o] = None
-    return out
-
-
-def _goal_literals(node: Any, path: str, out: list[str]) -> None:
-    if not isinstance(node, list) or not node:
-        raise ValueError(f"{path}: malformed goal {node!r}")
-    head = node[0]
-    if head == "and":
-        for child in node[1:]:
-            _goal_literals(child, path, out)
-    elif head == "not":
-        inner = node[1] if len(node) == 2 and isinstance(node[1], list) else None
-        if inner is None or not all(isinstance(t, str) for t in inner):
-            raise ValueError(f"{path}: FSF supports conjunctive goals of literals only; got (not ...) over a formula")
-        out.append(f"(not {_fmt_atom(inner[0], inner[1:])})")
-    elif isinstance(head, str) and all(isinstance(t, str) for t in node):
-        out.append(_fmt_atom(head, node[1:]))
-    else:
-        raise ValueError(f"{path}: FSF supports conjunctive goals of literals only; found {head!r}")
-
-
-@functools.lru_cache(maxsize=4096)
-def _read_problem_cached(path: str, _mtime_ns: int, _size: int) -> ProblemText:
-    tree = _sexp(Path(path).read_text(), path)
-    define = next((x for x in tree if isinstance(x, list) and x and x[0] == "define"), None)
-    if define is None:
-        raise ValueError(f"{path}: no (define (problem ...)) in file")
-    name, objects, init, goal = Path(path).stem, {}, [], []
-    for part in define[1:]:
-        if not isinstance(part, list) or not part:
-            continue
-        head = part[0]
-        if head == "problem" and len(part) > 1 and isinstance(part[1], str):
-            name = part[1]
-        elif head == ":objects":
-            objects.update(_typed_list(part[1:], path))
-        elif head == ":init":
-            for a in part[1:]:
-                if isinstance(a, list) and a and a[0] not in ("not", "=") and all(isinstance(t, str) for t in a):
-                    init.append(_fmt_atom(a[0], a[1:]))
-        elif head == ":goal" and len(part) > 1:
-            _goal_literals(part[1], path, goal)
-    return ProblemText(path=path, name=name, objects=objects, init=tuple(init), goal=tuple(goal))
-
-
-def read_problem(path: str | os.PathLike) -> ProblemText:
-    """Objects (with types), initial atoms and goal literals of a PDDL problem file.
-
-    A small s-expression reader (no domain file, no grounding); cached per (path, mtime, size).
-    ``:constants`` of the domain are not read (none of the FSF domains has any).
-
-    Raises:
-        ValueError: the file is missing or malformed, or its goal is not a conjunction of literals
-            (the message starts with the path).
-    """
-    p = str(path)
-    try:
-        st = os.stat(p)
-    except FileNotFoundError:
-        raise ValueError(f"{p}: problem file not found") from None
-    return _read_problem_cached(p, st.st_mtime_ns, st.st_size)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -402,11 +265,11 @@ def _build_layout(domain: str, kinds: dict[str, list[str]], problem: str) -> _La
     if domain == "blocksworld":
         objs, labels, slot = slots_of(_SLOT_KINDS[domain])
         for x in objs:
-            T[_fmt_atom("ontable", (x,))] = ((slot[x], 0.0),)
-            T[_fmt_atom("holding", (x,))] = ((slot[x], -1.0),)
+            T[format_atom("ontable", (x,))] = ((slot[x], 0.0),)
+            T[format_atom("holding", (x,))] = ((slot[x], -1.0),)
             for y in objs:
                 if y != x:
-                    T[_fmt_atom("on", (x, y))] = ((slot[x], float(slot[y])),)
+                    T[format_atom("on", (x, y))] = ((slot[x], float(slot[y])),)
         return _Layout(domain, kinds, objs, labels, T, state_slot0=0.0, slot0_label="unused")
 
     if domain == "gripper":
@@ -415,14 +278,14 @@ def _build_layout(domain: str, kinds: dict[str, list[str]], problem: str) -> _La
         objs, labels, slot = slots_of(_SLOT_KINDS[domain])
         room = {r: i + 1 for i, r in enumerate(kinds["room"])}
         for r, ri in room.items():
-            T[_fmt_atom("at-robby", (r,))] = ((0, float(ri)),)
+            T[format_atom("at-robby", (r,))] = ((0, float(ri)),)
         for g in kinds["gripper"]:
-            T[_fmt_atom("free", (g,))] = ((slot[g], 0.0),)
+            T[format_atom("free", (g,))] = ((slot[g], 0.0),)
         for b in kinds["ball"]:
             for r, ri in room.items():
-                T[_fmt_atom("at", (b, r))] = ((slot[b], float(ri)),)
+                T[format_atom("at", (b, r))] = ((slot[b], float(ri)),)
             for g in kinds["gripper"]:
-                T[_fmt_atom("carry", (b, g))] = ((slot[b], -float(slot[g])), (slot[g], float(slot[b])))
+                T[format_atom("carry", (b, g))] = ((slot[b], -float(slot[g])), (slot[g], float(slot[b])))
         return _Layout(domain, kinds, objs, labels, T, slot0_label="robot room")
 
     if domain == "logistics":
@@ -433,17 +296,17 @@ def _build_layout(domain: str, kinds: dict[str, list[str]], problem: str) -> _La
         vehicles = kinds["truck"] + kinds["airplane"]
         for x in objs:
             for l, li in loc.items():
-                T[_fmt_atom("at", (x, l))] = ((slot[x], float(li)),)
+                T[format_atom("at", (x, l))] = ((slot[x], float(li)),)
             for v in vehicles:
                 if v != x:
-                    T[_fmt_atom("in", (x, v))] = ((slot[x], -float(slot[v])),)
+                    T[format_atom("in", (x, v))] = ((slot[x], -float(slot[v])),)
         return _Layout(domain, kinds, objs, labels, T, state_slot0=0.0, slot0_label="unused")
 
     if domain == "visitall":
         objs, labels, slot = slots_of(_SLOT_KINDS[domain])
         for c in objs:
-            T[_fmt_atom("at-robot", (c,))] = ((0, float(slot[c])),)
-            T[_fmt_atom("visited", (c,))] = ((slot[c], 1.0),)
+            T[format_atom("at-robot", (c,))] = ((0, float(slot[c])),)
+            T[format_atom("visited", (c,))] = ((slot[c], 1.0),)
         return _Layout(domain, kinds, objs, labels, T, state_object_default=0.0, slot0_label="robot cell")
 
     raise AssertionError(domain)  # pragma: no cover - canonical_domain guards this
@@ -453,17 +316,17 @@ def _kinds_from_file(domain: str, path: str | os.PathLike) -> tuple[dict[str, li
     pt = read_problem(path)
     kind_atoms = [(t, o) for o, t in pt.objects.items() if t is not None]
     for a in pt.init:
-        pred, args = _parse_atom(a)
+        pred, args = split_atom(a)
         if len(args) == 1:
             kind_atoms.append((pred, args[0]))
     label = f"{pt.name!r} ({pt.path})"
-    objects = pt.objects.keys() if pt.objects else {o for a in pt.init for o in _parse_atom(a)[1]}
+    objects = pt.objects.keys() if pt.objects else {o for a in pt.init for o in split_atom(a)[1]}
     return _classify(domain, objects, kind_atoms, label), pt, label
 
 
 def _kinds_from_atoms(domain: str, objects: Iterable[str] | Mapping[str, str | None] | None,
                       atoms: Iterable[str], problem: str) -> dict[str, list[str]]:
-    parsed = [_parse_atom(a) for a in atoms if not a.lstrip().lower().startswith("(not")]
+    parsed = [split_atom(a) for a in atoms if not a.lstrip().lower().startswith("(not")]
     kind_atoms = [(p, args[0]) for p, args in parsed if len(args) == 1]
     if isinstance(objects, Mapping):
         kind_atoms += [(t.lower(), o.lower()) for o, t in objects.items() if t is not None]
@@ -532,8 +395,8 @@ class BoundFSF:
     def _resolve(self, atom: str) -> tuple[tuple[int, float], ...]:
         """Table entry of an atom not found verbatim: normalise it; ignore unused predicates; raise
         for a used predicate over objects that are not in this problem."""
-        pred, args = _parse_atom(atom)
-        norm = _fmt_atom(pred, args)
+        pred, args = split_atom(atom)
+        norm = format_atom(pred, args)
         entry = self._table.get(norm)
         if entry is None:
             if pred in self._relevant:

@@ -22,8 +22,8 @@ from planarena.core.io import derive_seed
 from planarena.core.pddl import (
     atoms_of,
     goal_atoms,
-    load_domain,
     normalise_action,
+    parse_domain,  # uncached: the stage rewrites domain.pddl in place when the generator's file changes
     parse_problem_of,
     static_atoms,
 )
@@ -71,18 +71,10 @@ class StateSpace:
         return len(self.states)
 
 
-def parse_domain(domain_file: str | Path) -> "pymimir.Domain":
-    """Parse a domain file with pymimir, uncached (files under ``data/acp`` may be rewritten).
-
-    Raises:
-        PDDLError: the file is missing or malformed; the message names the file.
-    """
-    # uncached: the stage rewrites domain.pddl in place when the generator's domain file changes
-    return load_domain.__wrapped__(str(domain_file))
-
-
 def parse_problem(domain: "str | Path | pymimir.Domain", problem_file: str | Path) -> "pymimir.Problem":
-    """Parse a problem file with pymimir against a domain (a parsed one or its file), uncached.
+    """Parse a problem file with pymimir against a domain (a parsed one or its file), uncached
+    (files under ``data/acp`` may be rewritten; domain files go through
+    :func:`planarena.core.pddl.parse_domain`).
 
     Raises:
         PDDLError: either file is missing or malformed; the message names the file.

@@ -47,6 +47,7 @@ from tqdm.auto import tqdm
 
 from planarena.config import ConfigError, Layout, get
 from planarena.core.io import atomic_write_json
+from planarena.core.pddl import PDDLError, parse_domain
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import load_trajectories
 from planarena.features.text.cache import (
@@ -360,11 +361,12 @@ def _write_json(path: Path, obj: dict) -> None:
 
 
 def _pddl_domain_name(domain_file: Path) -> str | None:
+    """The name in ``(define (domain <name>) ...)`` as pymimir reads it (lower case), or None when
+    the file is missing or does not parse (templates are then found by the domain folder's name)."""
     try:
-        m = re.search(r"\(\s*domain\s+([^\s()]+)", domain_file.read_text(errors="replace"), re.I)
-    except OSError:
+        return str(parse_domain(domain_file).get_name())
+    except PDDLError:
         return None
-    return m.group(1) if m else None
 
 
 def run_stage(
