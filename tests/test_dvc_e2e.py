@@ -91,7 +91,8 @@ def test_repro_then_noop_then_param_change(repo):
                   "evaluate@random_walk", "evaluate@wl_xgb_delta"):
         _run(["dvc", "repro", "-f", "-s", stage], work, env)
     assert (work / "dvc.lock").read_text() == lock, _lock_diff(work, env)
-    assert _ran(_run(["dvc", "repro"], work, env)) == {"resolve", "resolve_methods"}  # jobs is read by no stage
+    # `jobs` is read by no stage: only the (seconds-long) resolve stages rerun
+    assert _ran(_run(["dvc", "repro"], work, env)) == {"resolve", "resolve_methods"}
 
     # a key under an inactive profile reruns nothing but the (seconds-long) resolve stages
     (work / "params.yaml").write_text(params.replace("      astar_lmcut: {time_limit: 60, memory_limit_mb: 8192}",

@@ -380,7 +380,7 @@ def test_missing_encoder_path_names_the_param(tmp_path):
 
 def test_params_are_checked():
     assert embed_text_params({}) == {"encoder": DEFAULT_ENCODER, "batch_size": 64, "device": "cpu",
-                                     "max_seq_length": None}
+                                     "max_seq_length": None, "splits": None}
     assert embed_text_params({"embed_text": {"batch_size": 8}})["batch_size"] == 8
     with pytest.raises(ConfigError, match=r"embed_text\.batch_size"):
         embed_text_params({"embed_text": {"batch_size": 0}})
@@ -496,11 +496,13 @@ def test_run_stage_end_to_end(layout):
     np.testing.assert_array_equal(log["actions"][0], FakeEncoder.vector("Load package p0 into truck t0 at location l0."))
 
     on_disk = json.loads((out / "meta.json").read_text())
-    assert on_disk == json.loads(json.dumps(meta))
+    assert on_disk == json.loads(json.dumps({k: v for k, v in meta.items() if k != "log"}))
+    assert "seconds" not in json.dumps(on_disk) and "cache_hits" not in json.dumps(on_disk)
     assert meta["dim"] == 16 and meta["encoder_id"] == "fake@1"
     split = meta["splits"]["blocksworld"]["train"]
     assert (split["states"], split["actions"], split["goals"], split["trajectories"]) == (4, 2, 2, 2)
-    assert split["cache_misses"] == split["cache_unique"] == 7 and split["cache_hits"] == 0
+    stats = meta["log"]["splits"]["blocksworld/train"]
+    assert stats["cache_misses"] == stats["cache_unique"] == 7 and stats["cache_hits"] == 0
     assert meta["splits"]["blocksworld"]["validation"]["states"] == 0
     assert meta["splits"]["mylog"]["train"]["templates"] == "logistics"
     assert (layout.cache / "text" / "fake-encoder").is_dir()
@@ -510,7 +512,7 @@ def test_run_stage_end_to_end(layout):
     enc2 = FakeEncoder()
     meta2 = run_stage({}, layout, encoder=enc2, progress=False)
     assert enc2.calls == 0 and enc.calls == calls
-    assert meta2["totals"]["misses"] == 0 and meta2["totals"]["hits"] == meta["totals"]["misses"]
+    assert meta2["log"]["totals"]["misses"] == 0 and meta2["log"]["totals"]["hits"] == meta["log"]["totals"]["misses"]
     again = load_split_embeddings(out / "blocksworld" / "train.npz")
     for key in bw:
         np.testing.assert_array_equal(again[key], bw[key])
@@ -529,14 +531,26 @@ def test_run_stage_without_manifest(tmp_path):
 
 def test_run_stage_outputs_are_byte_stable_and_cache_env(layout, tmp_path, monkeypatch):
     run_stage({}, layout, encoder=FakeEncoder(), progress=False)
-    npz = sorted((layout.embeddings / "text" / "fake-encoder").rglob("*.npz"))
+    npz = sorted((layout.embeddings / "text" / "fake-encoder").rglob("*.npz")) + \
+        [layout.embeddings / "text" / "fake-encoder" / "meta.json"]
     before = {p: p.read_bytes() for p in npz}
     shared = tmp_path / "shared-cache"
     monkeypatch.setenv(CACHE_ENV, str(shared))
     enc = FakeEncoder()
     meta = run_stage({}, layout, encoder=enc, progress=False)
     assert {p: p.read_bytes() for p in npz} == before  # same arrays -> same bytes -> same DVC hash
-    assert enc.calls > 0 and Path(meta["cache"]).parent == shared / "fake-encoder"
+    assert enc.calls > 0 and Path(meta["log"]["cache"]).parent == shared / "fake-encoder"
+
+
+def test_run_stage_embeds_only_the_selected_splits(layout):
+    """`embed_text.splits: []` embeds nothing and never loads the model (the default profile: no
+    method reads trajectory text embeddings); a list keeps those splits only."""
+    meta = run_stage({"embed_text": {"splits": []}}, layout, progress=False)  # no encoder given: none loaded
+    assert meta["splits"] == {} and "nothing embedded" in meta["note"]
+    meta = run_stage({"embed_text": {"splits": ["train"]}}, layout, encoder=FakeEncoder(), progress=False)
+    assert {s for d in meta["splits"].values() for s in d} == {"train"}
+    with pytest.raises(ConfigError, match="embed_text.splits"):
+        run_stage({"embed_text": {"splits": "train"}}, layout, progress=False)
 
 
 def test_unavailable_cuda_device_names_the_param():

@@ -25,6 +25,7 @@ Params (``params["embed_text"]``; defaults in :data:`DEFAULTS`)::
     batch_size: 64                 # sentences per forward pass
     device: cpu                    # cpu | cuda | cuda:N | auto
     max_seq_length: null           # word-piece limit; null = the model's own (256 for MiniLM)
+    splits: null                   # suite splits to embed (null: all; []: none, the model is not loaded)
 
 The stage never touches the network: ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1`` are set
 when this module is imported and again before a model loads.
@@ -74,6 +75,7 @@ DEFAULTS: dict[str, Any] = {
     "batch_size": 64,
     "device": "cpu",
     "max_seq_length": None,
+    "splits": None,
 }
 
 _SMALL_FILE = 4 << 20  # files up to this size are hashed whole in the encoder fingerprint
@@ -114,6 +116,9 @@ def embed_text_params(params: dict) -> dict[str, Any]:
         raise ConfigError(
             f"params: `embed_text.device` must be cpu, cuda, cuda:N or auto, got {cfg['device']!r}"
         )
+    sp = cfg["splits"]
+    if sp is not None and (not isinstance(sp, list) or not all(isinstance(x, str) for x in sp)):
+        raise ConfigError(f"params: `embed_text.splits` must be null or a list of split names, got {sp!r}")
     msl = cfg["max_seq_length"]
     if msl is not None and (isinstance(msl, bool) or not isinstance(msl, int) or msl < 1):
         raise ConfigError(
@@ -418,13 +423,21 @@ def run_stage(
     t_start = time.perf_counter()
     cfg = embed_text_params(params)
     problems = ProblemSet(layout.problems)
+    pairs = [(d, s) for d in problems.domains for s in problems.splits(d)
+             if cfg["splits"] is None or s in cfg["splits"]]
+    if not pairs:  # nothing to embed: do not load the model
+        meta = {"format": FORMAT_VERSION, "encoder": cfg["encoder"], "splits": {},
+                "note": "embed_text.splits selects no split of the suite: nothing embedded"}
+        _write_json(layout.embeddings / "text" / encoder_slug(cfg["encoder"]) / "meta.json", meta)
+        print("embed_text: embed_text.splits selects no split; nothing to embed", file=sys.stderr)
+        return meta
     if encoder is None:
         encoder = TextEncoder.from_params(cfg)
     slug = encoder.slug
     out_root = layout.embeddings / "text" / slug
     splits_meta: dict[str, dict[str, dict]] = {}
+    run_log: dict[str, dict] = {}
     examples: dict[str, dict[str, str]] = {}
-    pairs = [(d, s) for d in problems.domains for s in problems.splits(d)]
     with EmbeddingCache(text_cache_root(layout, slug), encoder, progress=progress) as cache:
         bar = tqdm(pairs, desc="embed_text", unit="split", disable=None if progress is None else not progress)
         for domain, split in bar:
@@ -446,9 +459,10 @@ def run_stage(
                 "unique_states": int(len(set(texts.state_texts))),
                 "actions": len(texts.action_texts),
                 "goals": len(texts.goal_texts),
-                **{f"cache_{k}": v for k, v in st.to_dict().items()},
-                "seconds": round(time.perf_counter() - t0, 3),
             }
+            # cache hits and seconds differ between identical runs: the log, not the DVC output
+            run_log[f"{domain}/{split}"] = {**{f"cache_{k}": v for k, v in st.to_dict().items()},
+                                            "seconds": round(time.perf_counter() - t0, 3)}
             if texts.state_texts and domain not in examples:
                 examples[domain] = {
                     "state": texts.state_texts[0],
@@ -466,7 +480,6 @@ def run_stage(
         "format": FORMAT_VERSION,
         "encoder": cfg["encoder"],
         "encoder_id": encoder.encoder_id,
-        "encoder_path": str(getattr(encoder, "path", "")),
         "slug": slug,
         "dim": dim,
         "normalized": bool(getattr(encoder, "normalized", False)),
@@ -476,11 +489,12 @@ def run_stage(
         "templates": templates_fingerprint(),
         "rendering": "states: fluent atoms only, one sentence per atom, sorted; goals: 'Goal: ' + goal "
         "atoms; actions: one imperative sentence (planarena.features.text.templates)",
-        "cache": str(cache.path),
-        "totals": totals,
         "splits": splits_meta,
         "examples": examples,
-        "seconds": round(time.perf_counter() - t_start, 3),
     }
     _write_json(out_root / "meta.json", meta)
-    return meta
+    # host paths, cache statistics and times: the untracked log (DVC outputs hold none of them)
+    log = {"encoder_path": str(getattr(encoder, "path", "")), "cache": str(cache.path), "totals": totals,
+           "splits": run_log, "seconds": round(time.perf_counter() - t_start, 3)}
+    atomic_write_json(layout.root / "logs" / "embed_text.json", log)
+    return {**meta, "log": log}
