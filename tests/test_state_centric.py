@@ -50,8 +50,9 @@ def test_train_decode_validate_and_rank(pipeline, name):
     plan = [r for r in recs if r["extra"]["task"] == "plan"]
     rank = [r for r in recs if r["extra"]["task"] == "rank_successors"]
     ps = ProblemSet(layout.problems)
-    # coverage on all four splits by default (transition_models.splits: null -> evaluation.splits)
-    test_entries = list(ps.entries)
+    # coverage on the splits of transition_models.splits (held-out ones, as Table 1)
+    test_entries = [e for e in ps.entries if e.split in params["transition_models"]["splits"]]
+    assert params["transition_models"]["splits"] == ["validation", "interpolation", "extrapolation"]
     n_seeds = 2 if "lstm" in name else 1  # XGBoost training is deterministic: one seed
     assert len(plan) == len(test_entries) * n_seeds
     for r in plan:

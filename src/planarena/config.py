@@ -133,6 +133,16 @@ class Layout:
         return self.root / "acp"
 
     @property
+    def logs(self) -> Path:
+        """Untracked run logs (wall times, cache statistics): never DVC outputs, so reruns with the
+        same inputs write the same outputs. ``logs/train/<method>.json`` holds training times."""
+        return self.root / "logs"
+
+    def train_log(self, method: str) -> Path:
+        """The training-time log of ``method`` (written by the train stage)."""
+        return self.logs / "train" / f"{method}.json"
+
+    @property
     def cache(self) -> Path:
         """Content-addressed caches that survive stage reruns (planner runs, text embeddings)."""
         return self.root / "cache"

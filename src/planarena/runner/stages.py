@@ -68,11 +68,6 @@ def build_method(instance: str, params: dict, layout: Layout) -> Method:
     return method
 
 
-def train_log_file(layout: Layout, instance: str) -> Path:
-    """The untracked log of the last training run's wall times (not a DVC output)."""
-    return layout.root / "logs" / "train" / f"{instance}.json"
-
-
 def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
     """Train one method; write ``data/models/<instance>/train.json`` (training facts, no times)
     and the wall times to :func:`train_log_file`.
@@ -92,7 +87,7 @@ def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
     seconds = info.pop("train_time_s", round(time.perf_counter() - start, 3))
     timings = {"train_time_s": seconds, **{k: info.pop(k) for k in [k for k in info if k.endswith("_s")]}}
     atomic_write_json(model_dir / "train.json", info)
-    atomic_write_json(train_log_file(layout, instance), timings)
+    atomic_write_json(layout.train_log(instance), timings)
     print(f"train {instance}: {info['status']} in {seconds} s")
     return {**info, **timings}
 
@@ -155,7 +150,7 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     if train_info.get("status", "ok") == "ok":
         method.load(model_dir)
     fingerprint = config_fingerprint(method, params, layout)
-    timings = read_jsonl_dict(train_log_file(layout, instance))
+    timings = read_jsonl_dict(layout.train_log(instance))
     # training facts the report's cost table shows (only for methods that learned something)
     train_facts = {k: v for k, v in {**train_info, **timings}.items()
                    if k in ("train_time_s", "parameters", "tree_nodes") and train_info.get("trained", True)}

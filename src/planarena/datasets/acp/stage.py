@@ -60,7 +60,7 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
     state-space sizes), ``transitions`` (unique (s, a, s') over stored plans, summed over problems),
     ``transitions_space`` (edges of the state spaces, summed), ``actions`` (action schemas of the
     domain), ``plans`` (stored plans), and ``skipped`` (``[{problem, reason, seed, generator}]``),
-    ``per_problem``, ``wall_time_s``.
+    ``per_problem``.
 
     Raises:
         ConfigError: bad ``acp`` params for this domain.
@@ -158,9 +158,10 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
         "domain_file": f"{DOMAINS[domain][0]}/{DOMAINS[domain][1]}",
         "limits": limits,
         "target_problems": settings["problems"],
-        "wall_time_s": round(time.perf_counter() - start, 3),
     }
-    _write_json(out_dir / "summary.json", summary)
+    _write_json(out_dir / "summary.json", summary)  # a DVC output: no wall times (they are printed)
+    print(f"acp_data {domain}: {len(kept)} problems kept, {len(skipped)} skipped, "
+          f"{time.perf_counter() - start:.1f} s")
     return summary
 
 
@@ -195,7 +196,7 @@ def run_stage(params: dict, layout: Layout) -> Path:
 
     Returns:
         The path of ``data/acp/manifest.json`` (``{"domains": [...], "problems": {domain: [names]},
-        "seed": int, "wall_time_s": float}``).
+        "seed": int}``).
 
     Raises:
         ConfigError: missing or bad ``acp`` params (names the param).
@@ -221,8 +222,8 @@ def run_stage(params: dict, layout: Layout) -> Path:
         "domains": domains,
         "problems": problems,
         "seed": int(get(params, "seed")),
-        "wall_time_s": round(time.perf_counter() - start, 3),
     }
+    print(f"acp_data: {len(domains)} domains in {time.perf_counter() - start:.1f} s")
     path = out / "manifest.json"
     _write_json(path, manifest)
     return path

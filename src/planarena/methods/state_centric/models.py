@@ -211,7 +211,9 @@ class TransitionModel(abc.ABC):
         directory.mkdir(parents=True, exist_ok=True)
         self._save_payload(directory)
         meta = {"format_version": FORMAT_VERSION, "kind": self.kind, "mode": self.mode, "dim": self.dim,
-                "params": self.params, "facts": self.facts}
+                "params": self.params,
+                # training times differ between identical runs: kept out of this DVC output
+                "facts": {k: v for k, v in self.facts.items() if not k.endswith("_s")}}
         (directory / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=_jsonable) + "\n")
         return directory
 
