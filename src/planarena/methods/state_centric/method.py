@@ -144,6 +144,7 @@ class StateCentric(Method):
         self._encoders: dict[str, DomainEncoder] = {}
         self._models: dict[tuple[str, int], Any] = {}
         self._facts: dict[str, Any] = {}
+        self._unit_times: dict[str, float] = {}
         self.model_dir: Path | None = None
 
     # the LSTM's training is seeded; XGBoost's (no subsampling) is not, so it runs one seed
@@ -432,6 +433,8 @@ class StateCentric(Method):
         self.model_dir = Path(model_dir)
         f = self.model_dir / "facts.json"
         self._facts = json.loads(f.read_text()) if f.exists() else {"domains": {}}
+        log = self.layout.train_log(self.name)
+        self._unit_times = (json.loads(log.read_text()).get("unit_times_s") or {}) if log.exists() else {}
 
     def _model(self, domain: str, seed: int):
         """The trained model for (domain, seed), or an Attempt-worthy failure string."""
@@ -447,8 +450,11 @@ class StateCentric(Method):
         return self._models[key]
 
     def _cost_extra(self, domain: str, seed: int) -> dict:
-        info = self._facts.get("domains", {}).get(domain, {}).get(f"seed{self._model_seed(seed)}", {})
-        return {k: info[k] for k in ("parameters", "tree_nodes", "train_time_s") if k in info}
+        s = self._model_seed(seed)
+        info = self._facts.get("domains", {}).get(domain, {}).get(f"seed{s}", {})
+        out = {k: info[k] for k in ("parameters", "tree_nodes") if k in info}
+        seconds = self._unit_times.get(f"{domain}/seed{s}")  # from the train log (absent: unknown)
+        return {**out, "train_time_s": seconds} if seconds is not None else out
 
     # -- plan ------------------------------------------------------------------------------------
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
