@@ -57,14 +57,13 @@ Outputs (``layout.embeddings / "wl" / <domain>/``)
                             (relative to ``data/problems``). Empty arrays with the right ``D`` when a
                             split has no trajectories.
 ``meta.json``               ``D``, settings, vocabulary size, train counts, per-split counts, dropped
-                            (unseen) colour occurrences, seconds.
+                            (unseen) colour occurrences (times are printed, not stored).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
 import sys
 import time
@@ -89,7 +88,7 @@ from wlplan.planning import Atom, Problem, State, to_wlplan_domain, to_wlplan_pr
 
 from planarena import config
 from planarena.config import SPLITS, Layout
-from planarena.core.io import atomic_write
+from planarena.core.io import atomic_write, atomic_write_json
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories, trajectory_file
 
@@ -621,7 +620,6 @@ def embed_domain(
     split_meta: dict[str, dict] = {}
     splits = _splits(problem_set, domain, traj_root)
     for split in tqdm(splits, desc=f"embed_wl {domain}", leave=False):
-        t0 = time.perf_counter()
         trajs = train if split == "train" else load_trajectories(traj_root, domain, split)
         before = embedder.unseen_counts()
         arrays = embed_split(
@@ -633,7 +631,6 @@ def embed_domain(
             "trajectories": len(trajs),
             "states": int(arrays["states"].shape[0]),
             "unseen_colour_occurrences": [a - b for a, b in zip(after, before)],
-            "seconds": round(time.perf_counter() - t0, 4),
         }
 
     meta = {
@@ -654,10 +651,11 @@ def embed_domain(
         "train_goals_collected": len(goal_files),
         "splits": split_meta,
         "wlplan_version": wlplan.__version__,
-        "collect_seconds": round(collect_seconds, 4),
-        "seconds": round(time.perf_counter() - start, 4),
     }
-    (out_dir / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    # a DVC output: no wall times (they are printed), so a rerun writes the same bytes
+    atomic_write_json(out_dir / "meta.json", meta)
+    tqdm.write(f"embed_wl {domain}: D={embedder.dim}, vocabulary {collect_seconds:.2f} s, "
+               f"all splits {time.perf_counter() - start:.2f} s")
     return meta
 
 
