@@ -46,6 +46,29 @@ class Attempt:
     extra: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ReportTraits:
+    """What the leaderboard needs to know about one configured method beyond its records; returned
+    by :meth:`Method.report_traits` (the report never tests method names or imports a family).
+
+    Attributes:
+        role: ``"model"``, or ``"floor"``: a lower bound shown so that a reader can judge the others
+            (DESIGN.md "Honest numbers": random walk, an untrained network); a floor row is set
+            beside its paper's floor value, never beside the paper's trained results.
+        variant: which of its paper's variants this configuration runs (e.g. ``"hyper"``); picks the
+            published value set beside it (``report/published/*.yaml``); ``""``: none in particular.
+        info: ``(item, value)`` rows for the Info section (settings a reader needs to read the
+            family's numbers); a row several methods give is shown once.
+        notes: ``(section, sentence)`` pairs: the report prints the sentence in that section when
+            the method has records there (``"pool"``: the candidate-pool Hit@k subsection).
+    """
+
+    role: str = "model"
+    variant: str = ""
+    info: tuple[tuple[str, str], ...] = ()
+    notes: tuple[tuple[str, str], ...] = ()
+
+
 class Method:
     """Base class. Subclasses set the class attributes and implement :meth:`solve` (and :meth:`train`
     if they learn).
@@ -76,6 +99,13 @@ class Method:
     #: the suite's reference trajectories through :meth:`rank`) and/or ``pool`` (the EmbedPlan
     #: candidate-pool protocols over the ACPBench-domain datasets, through :meth:`pool_records`).
     successor_protocols: ClassVar[tuple[str, ...]] = ("successor_set",)
+
+    @classmethod
+    def report_traits(cls, config: dict, params: dict) -> ReportTraits:
+        """How the leaderboard presents the instance configured by ``config`` (its
+        ``methods.<name>`` block) under the resolved ``params`` (:class:`ReportTraits`). The
+        default: a plain model with no notes. Must be cheap and must not read ``data/``."""
+        return ReportTraits()
 
     def __init__(self, name: str, config: dict, params: dict, layout: Layout):
         self.name = name

@@ -11,7 +11,7 @@ import time
 
 from planarena.core.io import derive_seed
 from planarena.core.pddl import load_problem
-from planarena.methods.base import Attempt, Method, PlanningTask
+from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
 
 
 class RandomWalk(Method):
@@ -19,6 +19,11 @@ class RandomWalk(Method):
     tasks = frozenset({"plan"})
     stochastic = True
     parallel = True
+
+    @classmethod
+    def report_traits(cls, config: dict, params: dict) -> ReportTraits:
+        """The coverage floor (DESIGN.md "Honest numbers")."""
+        return ReportTraits(role="floor")
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """One walk; ``seed`` and the problem name seed the generator (same params -> same walk)."""

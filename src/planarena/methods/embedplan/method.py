@@ -22,7 +22,7 @@ from pathlib import Path
 
 from planarena.config import get
 from planarena.core.io import atomic_write_json
-from planarena.methods.base import Method
+from planarena.methods.base import Method, ReportTraits
 
 FAMILY = "embedplan-latent-transitions"
 
@@ -42,6 +42,16 @@ class EmbedPlan(Method):
     successor_protocols = ("pool",)
     uses_params = ("acp", "embedplan", "embed_text")
     data_deps = ("acp", "embeddings/acp")
+
+    @classmethod
+    def report_traits(cls, config: dict, params: dict) -> ReportTraits:
+        """The untrained floor, or the trained network ``arch`` (picks the published column)."""
+        floor = bool(config.get("untrained"))
+        shared = {**(get(params, "embedplan.model", {}) or {}), **(config.get("model_params") or {})}
+        arch = config.get("arch", shared.get("arch", "mlp"))
+        note = "EmbedPlan (state, action) ranks by cosine similarity to its predicted latent."
+        return ReportTraits(role="floor" if floor else "model", variant="" if floor else str(arch),
+                            notes=(("pool", note),))
 
     # -- configuration -----------------------------------------------------------------------
 

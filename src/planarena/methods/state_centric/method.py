@@ -32,7 +32,7 @@ from planarena.core.io import atomic_write_json
 from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories
-from planarena.methods.base import Attempt, Method, PlanningTask
+from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
 from planarena.search.decoding import DecodeSettings, decode, rank_successors_along
 
 ENCODINGS = ("wl", "fsf")
@@ -125,6 +125,27 @@ class StateCentric(Method):
     family = "state-centric-transition-models"
     tasks = frozenset({"plan", "rank_successors"})
     successor_protocols = ("successor_set", "pool")
+
+    @classmethod
+    def report_traits(cls, config: dict, params: dict) -> ReportTraits:
+        """Info row: raw or normalised WL histograms (``transition_models.<lstm|xgb>.normalise``;
+        the state-centric issue asks the report to say which ran); the candidate-pool note."""
+        how = {k: (get(params, f"transition_models.{k}", {}) or {}).get("normalise") or "none" for k in ("lstm", "xgb")}
+        names = {"none": "raw colour counts", "l1": "L1-normalised"}
+        text = (names.get(how["lstm"], how["lstm"]) if len(set(how.values())) == 1
+                else "; ".join(f"{k}: {names.get(v, v)}" for k, v in how.items()))
+        wl = (f"{text} (`transition_models.<lstm|xgb>.normalise`; counts, E.3, is the default: on the SATr splits "
+              "it reproduces Table 1 far better than Stage 4's normalised histograms, see README)")
+        pool = ("The state-centric WL/FSF models (state, goal; `planarena.methods.state_centric.pool`) ignore the "
+                "action, so they have no Acc@k; they are trained per (protocol, domain, seed) on the same training "
+                "transitions and scored on the same pools and tie-breaking draws, ranking candidates by the "
+                "decoder's distance (Euclidean in delta mode, cosine in state mode) to their prediction. Pool "
+                "queries are single transitions, so the LSTM runs history-free from its zero recurrent state. WL's "
+                "vocabulary is collected on each task's training states only. FSF exists for Blocksworld and "
+                "Logistics among these domains (the paper designs four domains), and WL/FSF features are per "
+                "domain, so the transfer protocols (Multi-Domain, Cross-Domain, Leave-One-Out) have no "
+                "state-centric rows.")
+        return ReportTraits(info=(("WL histogram (state-centric models)", wl),), notes=(("pool", pool),))
 
     def __init__(self, name, config, params, layout):
         # coverage splits: the block's `splits`, else `transition_models.splits` (the paper profile

@@ -1,0 +1,172 @@
+"""Section "Hit@k": successor ranking (``rank_successors`` records), per protocol, domain, split
+and method; the candidate-pool protocols' subsection (:mod:`planarena.report.sections.pool`) is
+appended to it. :func:`task_metric_table` is the table of any task's ``extra`` metrics (also used
+by :mod:`planarena.report.sections.schema`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from planarena.core.records import ResultRecord
+from planarena.report.markdown import DASH, md_table
+from planarena.report.metrics import RANK_KEY, metric, rank_metric_sort_key
+from planarena.report.records import (
+    latest_records,
+    record_protocol,
+    record_task,
+    split_sort_key,
+)
+
+DESCRIPTION = (
+    "Successor ranking (`rank_successors` records), per protocol, domain, split and method. "
+    "`hit@k`: fraction of a reference trajectory's steps whose true successor the method ranks "
+    "in the top k among all successors of the state; per seed the mean over trajectories, then "
+    "mean ± population std (ddof=0) over seeds. `inputs`: what the method conditions on (state, "
+    "action, goal), as its records declare; `seeds`, `trajectories`: how many the cell averages "
+    "(records without values, e.g. errors listed under Problems, are not counted)."
+)
+
+#: Said when a task's table has no description of its own.
+DEFAULT_DESCRIPTION = "Mean ± population std (ddof=0) over seeds of the per-seed mean over instances."
+
+
+def _text_value(value: Any) -> str:
+    """``extra`` text for a table cell: lists joined with ", ", everything else ``str``."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _group_value(rec: ResultRecord, key: str) -> str:
+    """A grouping value: the record field ``key`` if it has one, else ``extra[key]`` (text), else
+    "–"."""
+    if key in ResultRecord.__dataclass_fields__:
+        return str(getattr(rec, key))
+    if key == "protocol":
+        return record_protocol(rec) or DASH
+    value = (rec.extra or {}).get(key)
+    return DASH if value is None else _text_value(value)
+
+
+def _group_sort_key(group_by: Sequence[str], group: tuple[str, ...]) -> tuple:
+    """Sort key of a (``*group_by`` values, method) group: splits in
+    :data:`planarena.report.records.SPLIT_ORDER`, the other values alphabetically."""
+    names = [*group_by, "method"]
+    return tuple(
+        split_sort_key(v) if g == "split" else (0, v) for g, v in zip(names, group, strict=True)
+    )
+
+
+def task_metric_table(
+    records: Iterable[ResultRecord],
+    task: str,
+    metric_keys: Sequence[str] | None = None,
+    group_by: Sequence[str] = ("domain",),
+    text_keys: Sequence[str] = (),
+    unit: str = "instances",
+) -> pd.DataFrame | None:
+    """Mean ± population std over seeds of per-seed means of ``extra`` metrics, for one task.
+
+    ``metric_keys`` None: every ``hit@k`` / ``acc@k`` key found. Each key is a declared metric
+    (:func:`planarena.report.metrics.metric`), aggregated and printed as it declares.
+    ``group_by`` names record fields (``"domain"``, ``"split"``) or ``extra`` keys
+    (``"protocol"``); rows are grouped by them plus method and sorted by them (splits in
+    :data:`planarena.report.records.SPLIT_ORDER`), then method. ``text_keys`` are ``extra`` keys
+    shown as a column after ``method``: the distinct values in the group, joined with "; " ("–"
+    when no record has one), e.g. ``inputs``. Then ``seeds`` (how many) and ``unit`` (distinct
+    problems: instances, or the trajectories' problems), both counting only records that report a
+    metric value (an ``error`` record reports none; it is listed under Problems). Per seed, a
+    metric is the mean over the group's records that report it. Returns None when no record has
+    the task (so the section says so instead of an invented table).
+
+    Raises:
+        KeyError: a metric key is not declared (see :func:`planarena.report.metrics.metric`).
+    """
+    recs = [r for r in latest_records(records) if record_task(r) == task]
+    if not recs:
+        return None
+    if metric_keys is None:
+        found = {str(k) for r in recs for k in (r.extra or {}) if RANK_KEY.match(str(k))}
+        metric_keys = sorted(found, key=rank_metric_sort_key)
+    declared = {k: metric(k) for k in metric_keys}
+    values: dict[tuple, dict[str, dict[int, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    texts: dict[tuple, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    seeds: dict[tuple, set[int]] = defaultdict(set)
+    problems: dict[tuple, set[str]] = defaultdict(set)
+    for r in recs:
+        extra = r.extra or {}
+        group = tuple(_group_value(r, g) for g in group_by) + (r.method,)
+        seeds[group]  # every group gets a row, even one whose records report no value
+        for k in text_keys:
+            if extra.get(k) is not None:
+                texts[group][k].add(_text_value(extra[k]))
+        for k in metric_keys:
+            v = extra.get(k)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                values[group][k][r.seed].append(float(v))
+                seeds[group].add(r.seed)
+                problems[group].add(r.problem)
+    rows = []
+    for group in sorted(seeds, key=lambda g: _group_sort_key(group_by, g)):
+        row = dict(zip([*group_by, "method"], group, strict=True))
+        for k in text_keys:
+            row[k] = "; ".join(sorted(texts[group][k])) or DASH
+        row["seeds"] = str(len(seeds[group]))
+        row[unit] = str(len(problems[group]))
+        for k in metric_keys:
+            per_seed = [float(np.mean(v)) for _, v in sorted(values[group][k].items())]
+            row[k] = declared[k].format(*declared[k].aggregate(per_seed)) if per_seed else DASH
+        rows.append(row)
+    columns = [*group_by, "method", *text_keys, "seeds", unit, *metric_keys]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def successor_set_table(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
+    """The section's table: :func:`task_metric_table` of ``rank_successors`` by protocol,
+    domain and split, with the records' ``inputs`` and trajectory counts. ``records`` should hold
+    no candidate-pool records (those have their own subsection)."""
+    return task_metric_table(
+        records,
+        "rank_successors",
+        None,
+        ("protocol", "domain", "split"),
+        text_keys=("inputs",),
+        unit="trajectories",
+    )
+
+
+def render_task(
+    title: str, table: pd.DataFrame | None, task: str, how: str, description: str | None = None
+) -> list[str]:
+    """A task section: ``## title``, then the table with its description, or a sentence saying
+    that no method of ``task`` has results (``how``: which records would count)."""
+    out = [f"## {title}", ""]
+    if table is None:
+        out.append(f"No `{task}` method has results yet ({how}).")
+    else:
+        out.append(description or DEFAULT_DESCRIPTION)
+        out += ["", md_table(table)]
+    return out
+
+
+def render(table: pd.DataFrame | None, pool_lines: Sequence[str] = ()) -> list[str]:
+    """Markdown lines of the section: the successor-set table, then the candidate-pool
+    subsection's lines (:func:`planarena.report.sections.pool.render`) when there are any."""
+    out = render_task(
+        "Hit@k",
+        table,
+        "rank_successors",
+        "records whose `extra` has `task: rank_successors` or `hit@k`/`acc@k` values",
+        DESCRIPTION,
+    )
+    if pool_lines:
+        out += ["", *pool_lines]
+    return out

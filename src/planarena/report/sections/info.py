@@ -1,0 +1,187 @@
+"""Section "Info": provenance (DESIGN.md "Leaderboards": git revision, params hash, package
+versions, profile, hardware), the settings methods declare for the report
+(:attr:`planarena.methods.base.ReportTraits.info`), and one row per method with results."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from planarena.core.io import stable_hash
+from planarena.core.records import ResultRecord
+from planarena.methods.base import ReportTraits
+from planarena.report.markdown import md_table
+from planarena.report.records import latest_records, method_order, record_task
+from planarena.report.traits import info_rows
+
+#: Distributions whose versions the Info section lists (planarena's key dependencies).
+KEY_PACKAGES: tuple[str, ...] = (
+    "dvc",
+    "pymimir",
+    "wlplan",
+    "up-fast-downward",
+    "unified-planning",
+    "torch",
+    "xgboost-cpu",
+    "sentence-transformers",
+    "pypddl-datasets",
+    "pandas",
+)
+
+
+def _run_git(args: Sequence[str]) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout
+
+
+def git_state() -> tuple[str | None, bool | None]:
+    """Short HEAD revision and whether tracked files differ from it (None, None outside git).
+
+    Changes to ``params.yaml`` (captured by the params hash), ``dvc.lock`` and ``reports/`` (written
+    by the pipeline itself) do not make the tree dirty.
+    """
+    rev = _run_git(["rev-parse", "--short", "HEAD"])
+    if rev is None:
+        return None, None
+    status = _run_git(
+        [
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            ".",
+            ":(exclude)params.yaml",
+            ":(exclude)dvc.lock",
+            ":(exclude)reports",
+        ]
+    )
+    return rev.strip(), (None if status is None else bool(status.strip()))
+
+
+def package_versions(names: Sequence[str] = KEY_PACKAGES) -> dict[str, str]:
+    """Installed version of each distribution, or ``not installed``."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def cpu_model(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
+    """First ``model name`` in ``/proc/cpuinfo``, else :func:`platform.processor`, else unknown."""
+    try:
+        for line in Path(cpuinfo).read_text().splitlines():
+            if line.lower().startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _suite_name(params: Mapping) -> str:
+    suite = params.get("suite")
+    if isinstance(suite, Mapping):
+        suite = suite.get("name")
+    return str(suite) if suite is not None else "unknown"
+
+
+def planner_limits(params: Mapping) -> str:
+    """``"astar_lmcut 10 s / 4096 MiB; lama_first 60 s / 4096 MiB"`` from ``params['planners']``."""
+    planners = params.get("planners") or {}
+    parts = [
+        f"{name} {cfg.get('time_limit')} s / {cfg.get('memory_limit_mb')} MiB"
+        for name, cfg in sorted(planners.items())
+        if isinstance(cfg, Mapping) and "time_limit" in cfg
+    ]
+    return "; ".join(parts) or "unknown"
+
+
+def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = None) -> dict:
+    """Provenance for the section, as a dict (git, params hash, profile, suite, CPU, Python,
+    packages, planner limits), plus ``method_settings``: the ``(item, value)`` rows the configured
+    methods declare (:func:`planarena.report.traits.info_rows` of ``traits``)."""
+    rev, dirty = git_state()
+    return {
+        "git_revision": rev,
+        "git_dirty": dirty,
+        "params_hash": stable_hash(params),
+        "profile": str(params.get("profile", "unknown")),
+        "suite": _suite_name(params),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "packages": package_versions(),
+        "planner_limits": planner_limits(params),
+        "method_settings": info_rows(traits or {}),
+    }
+
+
+def methods_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
+    """One row per method: Method, Family, Task, Seeds, Records (in use), config_hash."""
+    latest = latest_records(records)
+    rows = []
+    for m in method_order(latest):
+        recs = [r for r in latest if r.method == m]
+        rows.append(
+            {
+                "Method": m,
+                "Family": recs[0].family,
+                "Task": ", ".join(sorted({record_task(r) for r in recs})),
+                "Seeds": ", ".join(str(s) for s in sorted({r.seed for r in recs})),
+                "Records": str(len(recs)),
+                "config_hash": ", ".join(sorted({r.config_hash or "(none)" for r in recs})),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["Method", "Family", "Task", "Seeds", "Records", "config_hash"]
+    )
+
+
+def render_info(info: Mapping, methods: pd.DataFrame) -> str:
+    """The section body from :func:`collect_info`'s dict and :func:`methods_table`."""
+    rev = info.get("git_revision") or "unknown (not a git checkout)"
+    dirty = info.get("git_dirty")
+    if dirty is True:
+        rev += " (dirty: uncommitted changes to tracked files)"
+    elif dirty is False:
+        rev += " (clean)"
+    kv = pd.DataFrame(
+        [
+            ("git revision", rev),
+            (
+                "params hash",
+                f"{info.get('params_hash')} (config.stable_hash of the resolved params)",
+            ),
+            ("profile", info.get("profile")),
+            ("suite", info.get("suite")),
+            ("CPU", f"{info.get('cpu_model')}, {info.get('cpu_count')} cores"),
+            ("Python", info.get("python")),
+            ("Fast Downward limits", info.get("planner_limits", "unknown")),
+            *(tuple(row) for row in info.get("method_settings") or ()),
+        ],
+        columns=["Item", "Value"],
+    )
+    pkgs = pd.DataFrame(
+        sorted((info.get("packages") or {}).items()), columns=["Package", "Version"]
+    )
+    parts = [md_table(kv), "", "Package versions:", "", md_table(pkgs), ""]
+    parts.append("Methods with results:")
+    parts.append("")
+    parts.append(md_table(methods) if not methods.empty else "No result records yet.")
+    return "\n".join(parts)
+
+
+def render(info: Mapping, methods: pd.DataFrame) -> list[str]:
+    """Markdown lines of the section."""
+    return ["## Info", "", render_info(info, methods)]

@@ -1,0 +1,282 @@
+"""The candidate-pool subsection of the Hit@k section (the pool protocols of
+:mod:`planarena.protocols.pool`, EmbedPlan's Appendix A/B.3).
+
+Reads ``rank_successors`` records whose ``extra.protocol`` is one of
+:data:`planarena.protocols.pool.PROTOCOLS` (written by every method whose
+``successor_protocols`` include ``pool``) and renders, all from those records:
+
+* the protocol x domain x method table (:data:`POOL_METRICS`, in percent like the paper, mean ±
+  population std over seeds of per-seed means);
+* the protocol summary (mean over domains of Hit@5 per seed, then mean ± std over seeds) beside
+  the reference values of the papers whose published numbers are about this protocol
+  (:class:`planarena.report.published.loader.ReferenceColumn`), and the reading of the run against
+  them (:mod:`planarena.report.sections.pool_reading`);
+* the cross-domain matrix (train domain x test domain, Hit@5) per method;
+* the dataset counts of ``data/acp/<domain>/summary.json`` (the paper's Table 7 columns).
+
+What a method's family adds (what it conditions on, whether it is a floor, which published variant
+it runs) comes from :class:`planarena.methods.base.ReportTraits`, never from its name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from planarena.core.records import ResultRecord
+from planarena.methods.base import ReportTraits
+from planarena.protocols.pool import PROTOCOLS
+from planarena.report.markdown import DASH, md_table_numeric
+from planarena.report.metrics import metric, seed_means
+from planarena.report.published.loader import PAPERS, PublishedPaper
+from planarena.report.records import is_pool_record
+from planarena.report.sections.pool_reading import reading_notes
+from planarena.report.traits import role, section_notes, variant
+
+#: Columns of the protocol x domain table, in order (declared metrics, shown in percent).
+POOL_METRICS = ("hit@1", "hit@5", "hit@10", "acc@1", "acc@5", "acc@10", "plan_mean_hit@5",
+                "plan_exact_hit@5")  # fmt: skip
+#: Display names of the protocols (EmbedPlan's Appendix A).
+PROTOCOL_LABELS = {"interpolation": "Interpolation", "plan_variant": "Plan-Variant",
+                   "extrapolation": "Extrapolation", "multi_domain": "Multi-Domain",
+                   "cross_domain": "Cross-Domain", "leave_one_out": "Leave-One-Out"}  # fmt: skip
+
+INTRO = (
+    "Each query is a transition (s, a, s') of the ACPBench-domain datasets (`data/acp`); the "
+    "method ranks a pool of `embedplan.pool_size` states (the true s' and distractors drawn "
+    "uniformly from the same domain under Interpolation, from the same problem otherwise; "
+    "ties broken at random, seeded). Hit@k: s' in the top k. Acc@k: the true action ranks in "
+    "the top k among every applicable ground action of s (action disambiguation). Plan "
+    "mean/exact Hit@5: teacher-forced along each test plan, the mean of its steps' Hit@5 and "
+    "whether every step hits (not defined for Interpolation, whose test set is transitions). "
+    "Percent; mean ± population std over seeds of per-seed means. Cross-Domain cells average "
+    "over the training domains (matrix below)."
+)
+
+
+def pool_papers(papers: Sequence[PublishedPaper] = PAPERS) -> list[PublishedPaper]:
+    """The papers whose published numbers are about the candidate-pool protocols."""
+    return [p for p in papers if p.protocol == "pool"]
+
+
+def _multi_encoder(recs: Sequence[ResultRecord]) -> set[str]:
+    """Methods whose pool records come from more than one encoder (their labels name it)."""
+    encs: dict[str, set] = defaultdict(set)
+    for r in recs:
+        encs[r.method].add((r.extra or {}).get("encoder"))
+    return {m for m, e in encs.items() if len(e) > 1}
+
+
+def _label(rec: ResultRecord, multi_encoder: set[str]) -> str:
+    enc = (rec.extra or {}).get("encoder")
+    return f"{rec.method} [{enc}]" if rec.method in multi_encoder and enc else rec.method
+
+
+def _fmt(name: str, seeds: Mapping[int, float] | None) -> str:
+    """Percent ``"mean ± std"`` over seeds of the metric ``name``, or "–" without values."""
+    if not seeds:
+        return DASH
+    m = metric(name).percent()
+    return m.format(*m.aggregate(list(seeds.values())))
+
+
+def _proto_key(p: str) -> int:
+    return PROTOCOLS.index(p) if p in PROTOCOLS else len(PROTOCOLS)
+
+
+def _usable(records: Iterable[ResultRecord]) -> list[ResultRecord]:
+    return [r for r in records if is_pool_record(r) and r.outcome != "error"]
+
+
+def pool_table(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
+    """Protocol x domain x method table (percent; columns protocol, domain, method, inputs, seeds,
+    queries/seed, then the titles of :data:`POOL_METRICS`); None without pool records. For
+    cross-domain, a domain's cell averages over every training domain (the per-pair values are in
+    :func:`cross_domain_matrix`)."""
+    recs = _usable(records)
+    if not recs:
+        return None
+    multi = _multi_encoder(recs)
+    key = lambda r: ((r.extra or {})["protocol"], r.domain, _label(r, multi))
+    by_metric = {m: seed_means(recs, key, m) for m in POOL_METRICS}
+    inputs: dict[tuple, set] = defaultdict(set)
+    queries: dict[tuple, list] = defaultdict(list)
+    for r in recs:
+        inputs[key(r)].add(str((r.extra or {}).get("inputs", DASH)))
+        queries[key(r)].append(int((r.extra or {}).get("queries", 0)))
+    rows = []
+    for g in sorted(inputs, key=lambda g: (_proto_key(g[0]), g[1], g[2])):
+        seeds = {s for m in POOL_METRICS for s in by_metric[m].get(g, {})}
+        row = {"protocol": PROTOCOL_LABELS.get(g[0], g[0]), "domain": g[1], "method": g[2],
+               "inputs": "; ".join(sorted(inputs[g])), "seeds": str(len(seeds)),
+               "queries/seed": str(int(round(np.mean(queries[g]) * len(queries[g]) / max(1, len(seeds)))))}  # fmt: skip
+        for m in POOL_METRICS:
+            row[metric(m).title] = _fmt(m, by_metric[m].get(g))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pool_summary(
+    records: Iterable[ResultRecord],
+    traits: Mapping[str, ReportTraits] | None = None,
+    papers: Sequence[PublishedPaper] | None = None,
+) -> pd.DataFrame | None:
+    """Protocol x method: Hit@5 (and plan mean Hit@5) as the mean over domains per seed, then mean
+    ± std over seeds; then one column per reference column of ``papers`` (default: the published
+    papers about the pool protocols). A row gets a reference value only when all its records are
+    of the paper's family; a floor row (``traits``) gets the paper's floor value. None without
+    pool records."""
+    recs = _usable(records)
+    if not recs:
+        return None
+    traits = traits or {}
+    papers = pool_papers() if papers is None else list(papers)
+    multi = _multi_encoder(recs)
+    rows = []
+    groups = sorted({((r.extra or {})["protocol"], _label(r, multi)) for r in recs},
+                    key=lambda g: (_proto_key(g[0]), g[1]))  # fmt: skip
+    for proto, label in groups:
+        sub = [r for r in recs if (r.extra or {})["protocol"] == proto and _label(r, multi) == label]
+        row = {"protocol": PROTOCOL_LABELS.get(proto, proto), "method": label,
+               "domains": str(len({r.domain for r in sub}))}  # fmt: skip
+        for m in ("hit@5", "plan_mean_hit@5"):
+            dom = seed_means(sub, lambda r: (r.domain,), m)
+            seeds = sorted({s for d in dom.values() for s in d})
+            row[metric(m).title] = _fmt(
+                m, {s: float(np.mean([d[s] for d in dom.values() if s in d])) for s in seeds}
+            )
+        method = sub[0].method
+        for paper in papers:
+            own = all(r.family == paper.family for r in sub)
+            for col in paper.pool_columns:
+                v = col.value(proto, role(traits, method), variant(traits, method)) if own else None
+                row[col.title] = DASH if v is None else metric("hit@5").percent().format_value(v)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def cross_domain_matrix(records: Iterable[ResultRecord], method: str) -> pd.DataFrame | None:
+    """Train domain (rows) x test domain (columns) Hit@5 (percent, mean over seeds) of ``method``,
+    with a ``mean`` column; None without its cross-domain records."""
+    recs = [r for r in records if is_pool_record(r) and r.method == method
+            and (r.extra or {}).get("protocol") == "cross_domain" and r.outcome != "error"]  # fmt: skip
+    if not recs:
+        return None
+    vals = seed_means(recs, lambda r: ((r.extra or {}).get("train_on"), r.domain), "hit@5")
+    domains = sorted({d for pair in vals for d in pair})
+    rows = []
+    for a in domains:
+        row = {"train \\ test": a}
+        line = []
+        for b in domains:
+            v = vals.get((a, b))
+            row[b] = DASH if not v else f"{100 * np.mean(list(v.values())):.1f}"
+            if v:
+                line.append(100 * np.mean(list(v.values())))
+        row["mean"] = f"{np.mean(line):.1f}" if line else DASH
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def dataset_counts(acp_dir: Path) -> pd.DataFrame | None:
+    """Per domain, the Table 7 columns from ``data/acp/<domain>/summary.json`` (None if absent)."""
+    rows = []
+    for f in sorted(Path(acp_dir).glob("*/summary.json")):
+        try:
+            s = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        skipped = s.get("skipped") or []
+        rows.append({"domain": f.parent.name, "problems": s.get("problems", DASH), "states": s.get("states", DASH),
+                     "transitions": s.get("transitions", DASH), "actions (schemas)": s.get("actions", DASH),
+                     "optimal plans": s.get("plans", DASH), "skipped problems": len(skipped)})  # fmt: skip
+    return pd.DataFrame(rows) if rows else None
+
+
+@dataclass
+class Pool:
+    """Everything the subsection shows (see :func:`analyse`)."""
+
+    table: pd.DataFrame
+    summary: pd.DataFrame
+    inputs_notes: list[str]
+    summary_notes: list[str]
+    reading: list[str]
+    matrices: list[tuple[str, pd.DataFrame]]
+    counts: pd.DataFrame | None
+
+
+def analyse(
+    records: Sequence[ResultRecord],
+    traits: Mapping[str, ReportTraits] | None = None,
+    acp_dir: Path | None = None,
+    papers: Sequence[PublishedPaper] | None = None,
+) -> Pool | None:
+    """Every table of the subsection from the latest records; None without pool records.
+
+    ``traits``: by method (roles, variants and the families' notes for this subsection);
+    ``acp_dir``: ``data/acp`` for the dataset counts (None: no counts); ``papers``: the published
+    papers about the pool protocols (default: :func:`pool_papers`).
+    """
+    traits = traits or {}
+    papers = pool_papers() if papers is None else list(papers)
+    table = pool_table(records)
+    if table is None:
+        return None
+    families: dict[str, set[str]] = defaultdict(set)
+    for r in records:
+        if is_pool_record(r):
+            families[r.family].add(r.method)
+    matrices = []
+    for method in sorted({r.method for r in records if is_pool_record(r)}):
+        m = cross_domain_matrix(records, method)
+        if m is not None:
+            matrices.append((method, m))
+    return Pool(
+        table=table,
+        summary=pool_summary(records, traits, papers),
+        inputs_notes=section_notes(traits, "pool", families),
+        summary_notes=[p.pool_note for p in papers if p.pool_note],
+        reading=[n for p in papers for n in reading_notes(records, traits, p)],
+        matrices=matrices,
+        counts=dataset_counts(acp_dir) if acp_dir is not None else None,
+    )
+
+
+def render(pool: Pool | None) -> list[str]:
+    """Markdown lines of the subsection (empty without pool records)."""
+    if pool is None:
+        return []
+    inputs = " ".join(["The `inputs` column says what each method sees.", *pool.inputs_notes])
+    out = ["### Candidate-pool Hit@k (EmbedPlan protocols)", "", INTRO, "", inputs, ""]
+    out += ["#### By protocol (mean over domains)", ""]
+    if pool.summary_notes:
+        out += [" ".join(pool.summary_notes), ""]
+    out += [md_table_numeric(pool.summary), ""]
+    if pool.reading:
+        out += ["Reading against the paper (numbers from this run):", "", *pool.reading, ""]
+    out += ["#### By protocol and domain", "", md_table_numeric(pool.table), ""]
+    for method, m in pool.matrices:
+        out += [f"#### Cross-Domain matrix, Hit@5 (%): `{method}`", "", md_table_numeric(m), ""]
+    if pool.counts is not None:
+        out += ["#### Transition datasets (the paper's Table 7 columns)", "",
+                "States: all states of the expanded state spaces; transitions: unique (s, a, s') "
+                "on the stored optimal plans; skipped: problems over `acp.max_states` or without "
+                "a reachable goal (reasons in `data/acp/<domain>/summary.json`).", "",
+                md_table_numeric(pool.counts), ""]  # fmt: skip
+    return out
+
+
+def render_pool_md(
+    records: Sequence[ResultRecord],
+    acp_dir: Path | None = None,
+    traits: Mapping[str, ReportTraits] | None = None,
+) -> list[str]:
+    """Markdown lines of the subsection from the latest records (see :func:`analyse`)."""
+    return render(analyse(records, traits, acp_dir))

@@ -1,0 +1,325 @@
+"""Section "Problems" (first, as in Downward Lab: errors before numbers).
+
+Unexplained errors and diverged runs, plans the independent validator rejected, the planning
+stage's outcomes, empty splits, and data issues that would silently skew numbers (stale records,
+incomplete seeds, superseded lines, mixed configurations).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from planarena.core.records import ResultRecord
+from planarena.report.markdown import examples, md_table, md_text
+from planarena.report.records import latest_records, record_task, split_sort_key
+
+PLAN_STAGE_COLUMNS = (
+    "Domain",
+    "Split",
+    "instances",
+    "solved+validated",
+    "rejected",
+    "unsolved",
+    "timeout",
+    "memout",
+    "error",
+    "missing",
+)
+
+
+def _rejection_reason(reason: Any, validated_by: Any = "", has_validator_field: bool = True) -> str:
+    if reason:
+        return str(reason)
+    if has_validator_field and not validated_by:
+        return "(not validated: no validator verdict recorded)"
+    return "(validator gave no reason)"
+
+
+def failed_runs_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
+    """Records with outcome ``error`` or ``diverged``, grouped by method, cell and reason.
+
+    Columns: Method, Domain, Split, Outcome, Attempts, Failure reason, Examples (all text).
+    """
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for r in latest_records(records):
+        if r.outcome in ("error", "diverged"):
+            reason = r.failure_reason or "(no failure reason recorded)"
+            groups[(r.method, r.domain, r.split, r.outcome, reason)].append(
+                f"{r.problem} (seed {r.seed})"
+            )
+    rows = [
+        {
+            "Method": m,
+            "Domain": d,
+            "Split": s,
+            "Outcome": o,
+            "Attempts": str(len(ex)),
+            "Failure reason": md_text(reason),
+            "Examples": md_text(examples(ex), 10_000),
+        }
+        for (m, d, s, o, reason), ex in sorted(
+            groups.items(),
+            key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]), *kv[0][3:]),
+        )
+    ]
+    return pd.DataFrame(
+        rows,
+        columns=["Method", "Domain", "Split", "Outcome", "Attempts", "Failure reason", "Examples"],
+    )
+
+
+def rejected_plans_table(
+    records: Iterable[ResultRecord], plan_records: Iterable[Mapping] = ()
+) -> pd.DataFrame:
+    """Plans with outcome ``solved`` that the validator did not accept, with the validator's reason.
+
+    Covers method results of the ``plan`` task (other tasks produce no plan to validate) and the
+    planning stage's reference plans (source ``plan stage (<planner>)``). None of them counts as
+    solved anywhere in the report. Columns: Source, Domain, Split, Plans, Validator reason,
+    Examples.
+    """
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for r in latest_records(records):
+        if record_task(r) == "plan" and r.outcome == "solved" and not r.validated:
+            reason = _rejection_reason(r.validator_reason, r.validated_by)
+            groups[(r.method, r.domain, r.split, reason)].append(f"{r.problem} (seed {r.seed})")
+    for p in plan_records:
+        if p.get("outcome") == "solved" and not p.get("validated"):
+            source = f"plan stage ({p.get('planner') or 'unknown planner'})"
+            reason = _rejection_reason(p.get("validator_reason"), has_validator_field=False)
+            groups[(source, p.get("domain"), p.get("split"), reason)].append(str(p.get("problem")))
+    rows = [
+        {
+            "Source": src,
+            "Domain": d,
+            "Split": s,
+            "Plans": str(len(ex)),
+            "Validator reason": md_text(reason),
+            "Examples": md_text(examples(ex), 10_000),
+        }
+        for (src, d, s, reason), ex in sorted(
+            groups.items(),
+            key=lambda kv: (kv[0][0], str(kv[0][1]), split_sort_key(str(kv[0][2])), kv[0][3]),
+        )
+    ]
+    return pd.DataFrame(
+        rows, columns=["Source", "Domain", "Split", "Plans", "Validator reason", "Examples"]
+    )
+
+
+def plan_stage_summary(
+    plan_records: Iterable[Mapping], index: Mapping[tuple[str, str], frozenset[str]]
+) -> pd.DataFrame:
+    """Planning-stage outcomes per (domain, split) (columns :data:`PLAN_STAGE_COLUMNS`).
+
+    ``missing``: manifest instances without a planning record. Empty splits are left out (they
+    are listed once under "Empty splits").
+    """
+    counts: dict[tuple, Counter] = defaultdict(Counter)
+    seen: dict[tuple, set] = defaultdict(set)
+    for p in plan_records:
+        key = (p.get("domain"), p.get("split"))
+        if p.get("problem") not in index.get(key, ()):
+            continue
+        seen[key].add(p.get("problem"))
+        outcome = p.get("outcome")
+        if outcome == "solved":
+            counts[key]["solved+validated" if p.get("validated") else "rejected"] += 1
+        elif outcome in ("unsolved", "timeout", "memout", "error"):
+            counts[key][outcome] += 1
+        else:
+            counts[key]["error"] += 1
+    rows = []
+    for (d, s), problems in index.items():
+        if not problems:
+            continue
+        c = counts[(d, s)]
+        row = {"Domain": d, "Split": s, "instances": len(problems)}
+        row.update({k: c[k] for k in PLAN_STAGE_COLUMNS[3:9]})
+        row["missing"] = len(problems) - len(seen[(d, s)])
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(PLAN_STAGE_COLUMNS))
+
+
+def plan_stage_failures(plan_records: Iterable[Mapping]) -> pd.DataFrame:
+    """Failure reasons of planner attempts (``attempts[*].failure_reason``) of unsolved problems.
+
+    Columns: Domain, Split, Planner, Outcome, Problems, Reason, Examples.
+    """
+    groups: dict[tuple, list[str]] = defaultdict(list)
+    for p in plan_records:
+        if p.get("outcome") in ("solved", None):
+            continue
+        for a in p.get("attempts") or []:
+            if a.get("outcome") in ("error", "memout", "timeout") or a.get("failure_reason"):
+                reason = a.get("failure_reason") or f"({a.get('outcome')}, no reason recorded)"
+                key = (
+                    str(p.get("domain")),
+                    str(p.get("split")),
+                    str(a.get("config")),
+                    str(a.get("outcome")),
+                    reason,
+                )
+                groups[key].append(str(p.get("problem")))
+    rows = [
+        {
+            "Domain": d,
+            "Split": s,
+            "Planner": cfg,
+            "Outcome": o,
+            "Problems": str(len(ex)),
+            "Reason": md_text(reason),
+            "Examples": md_text(examples(ex), 10_000),
+        }
+        for (d, s, cfg, o, reason), ex in sorted(
+            groups.items(), key=lambda kv: (kv[0][0], split_sort_key(kv[0][1]), *kv[0][2:])
+        )
+    ]
+    return pd.DataFrame(
+        rows, columns=["Domain", "Split", "Planner", "Outcome", "Problems", "Reason", "Examples"]
+    )
+
+
+def consistency_notes(
+    records: Sequence[ResultRecord],
+    plan_records: Sequence[Mapping],
+    index: Mapping[tuple[str, str], frozenset[str]],
+) -> list[str]:
+    """Data issues that would silently skew numbers: stale records, incomplete seeds, reruns,
+    records of one method from several configurations (one markdown sentence each)."""
+    notes: list[str] = []
+    latest = latest_records(records)
+    stale: dict[tuple, list[str]] = defaultdict(list)
+    for r in latest:
+        if r.problem not in index.get((r.domain, r.split), ()):
+            stale[(r.method, r.domain, r.split)].append(f"{r.problem} (seed {r.seed})")
+    for (m, d, s), ex in sorted(
+        stale.items(), key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]))
+    ):
+        notes.append(
+            f"`{m}` has {len(ex)} record(s) in `{d}/{s}` for problems not in the manifest "
+            f"(ignored): {md_text(examples(ex), 10_000)}"
+        )
+    stale_plans = sorted(
+        f"{p.get('domain')}/{p.get('split')}/{p.get('problem')}"
+        for p in plan_records
+        if p.get("problem") not in index.get((p.get("domain"), p.get("split")), ())
+    )
+    if stale_plans:
+        notes.append(
+            f"planning stage has {len(stale_plans)} record(s) for problems not in the manifest "
+            f"(ignored): {md_text(examples(stale_plans), 10_000)}"
+        )
+    attempted: dict[tuple, set[str]] = defaultdict(set)
+    for r in latest:
+        if record_task(r) == "plan" and r.problem in index.get((r.domain, r.split), ()):
+            attempted[(r.method, r.domain, r.split, r.seed)].add(r.problem)
+    for (m, d, s, seed), probs in sorted(
+        attempted.items(), key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]), kv[0][3])
+    ):
+        n = len(index[(d, s)])
+        if len(probs) < n:
+            notes.append(
+                f"`{m}` seed {seed} has records for {len(probs)} of {n} instances of `{d}/{s}`; "
+                "the missing ones count as unsolved"
+            )
+    superseded = len(records) - len(latest)
+    if superseded:
+        notes.append(
+            f"{superseded} superseded record(s) (same method, task, protocol, problem and seed "
+            "written again) ignored; the last line of each attempt is used"
+        )
+    hashes: dict[str, set[str]] = defaultdict(set)
+    for r in latest:
+        hashes[r.method].add(r.config_hash or "(none)")
+    for m in sorted(hashes):
+        if len(hashes[m]) > 1:
+            notes.append(
+                f"`{m}`: the records in use come from {len(hashes[m])} configurations "
+                f"(config_hash {', '.join(sorted(hashes[m]))})"
+            )
+    return notes
+
+
+@dataclass
+class Problems:
+    """The tables of the Problems section (see :func:`analyse`)."""
+
+    failed: pd.DataFrame
+    rejected: pd.DataFrame
+    plan_summary: pd.DataFrame
+    plan_failures: pd.DataFrame
+    consistency: list[str]
+    index: Mapping[tuple[str, str], frozenset[str]]
+    n_plan_records: int
+
+
+def analyse(
+    records: Sequence[ResultRecord],
+    plan_records: Sequence[Mapping],
+    index: Mapping[tuple[str, str], frozenset[str]],
+) -> Problems:
+    """Every table of the section, from all records (superseded lines included), the planning
+    stage's records and the instance index (:func:`planarena.report.records.instance_index`)."""
+    return Problems(
+        failed=failed_runs_table(records),
+        rejected=rejected_plans_table(records, plan_records),
+        plan_summary=plan_stage_summary(plan_records, index),
+        plan_failures=plan_stage_failures(plan_records),
+        consistency=consistency_notes(records, plan_records, index),
+        index=index,
+        n_plan_records=len(plan_records),
+    )
+
+
+def render(p: Problems) -> list[str]:
+    """Markdown lines of the section."""
+    out = ["## Problems", ""]
+    out += ["### Errors and diverged runs", ""]
+    out.append(
+        md_table(p.failed)
+        if not p.failed.empty
+        else "None: no record has outcome `error` or `diverged`."
+    )
+    out += ["", "### Plans rejected by the validator", ""]
+    if p.rejected.empty:
+        out.append("None: every plan reported as solved was accepted by the validator.")
+    else:
+        out.append(
+            "These plans reported `solved` but the independent validator did not accept them; "
+            "they count as unsolved everywhere below."
+        )
+        out += ["", md_table(p.rejected)]
+    out += ["", "### Planning stage (reference plans, `data/plans/records.jsonl`)", ""]
+    if p.n_plan_records == 0:
+        out.append("No planning-stage records found.")
+    else:
+        bad = ["rejected", "unsolved", "timeout", "memout", "error", "missing"]
+        issues = p.plan_summary[p.plan_summary[bad].sum(axis=1) > 0]
+        total = int(p.plan_summary["instances"].sum())
+        solved = int(p.plan_summary["solved+validated"].sum())
+        out.append(f"{solved} of {total} instances have a validated reference plan.")
+        if not issues.empty:
+            out += [
+                "",
+                "Domains and splits with unsolved, failed or missing planning runs:",
+                "",
+                md_table(issues),
+            ]
+        if not p.plan_failures.empty:
+            out += [
+                "",
+                "Planner attempt failures of problems without a plan:",
+                "",
+                md_table(p.plan_failures),
+            ]
+    out += ["", "### Empty splits", ""]
+    empty = [f"- `{d}/{s}`: no instances" for (d, s), probs in p.index.items() if not probs]
+    out += empty or ["None: every domain has instances in every split."]
+    out += ["", "### Result data consistency", ""]
+    out += [f"- {n}" for n in p.consistency] or ["No stale, incomplete or superseded records."]
+    return out

@@ -1,0 +1,146 @@
+"""Section "Published reference rows": numbers copied from the papers
+(:mod:`planarena.report.published.loader`), each table labelled with paper and table number, a
+side-by-side view (measured here vs published) for every harness method that has a published
+column, then the tables reproduced as printed of papers about a protocol this run has results of.
+They never enter the measured tables or ``metrics.json``."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+from planarena.report.markdown import DASH, md_table
+from planarena.report.published.loader import PublishedMatrix, PublishedPaper
+from planarena.report.records import split_sort_key
+from planarena.report.sections.coverage import COVERAGE_COLUMNS, measured_cell
+
+
+def published_group_tables(t: PublishedMatrix) -> list[tuple[str, pd.DataFrame]]:
+    """The published matrix as one table per column group: rows domain/split (harness names, the
+    paper's row order), one column per system (:attr:`PublishedColumn.heading`)."""
+    out = []
+    for group in t.groups:
+        cols = [(i, c) for i, c in enumerate(t.columns) if c.group == group]
+        df = pd.DataFrame(
+            [
+                {
+                    "Domain": r.domain,
+                    "Split": r.split,
+                    **{c.heading: r.cells[i].format() for i, c in cols},
+                }
+                for r in t.rows
+            ],
+            columns=["Domain", "Split", *(c.heading for _, c in cols)],
+        )
+        out.append((group, df))
+    return out
+
+
+def side_by_side_methods(t: PublishedMatrix, cov: pd.DataFrame) -> list[str]:
+    """Harness methods with plan results (in ``cov``) that have a column in ``t``, column order."""
+    measured = set(cov["method"]) if not cov.empty else set()
+    return [m for m in t.methods if m in measured]
+
+
+def side_by_side_table(t: PublishedMatrix, method: str, cov: pd.DataFrame) -> pd.DataFrame:
+    """Rows: the published (domain, split) rows in harness order (domains sorted, splits in
+    :data:`planarena.report.records.SPLIT_ORDER`); columns ``measured (this run)`` (from ``cov``,
+    as in Coverage) and ``published (<table>)`` (the method's column of ``t``).
+
+    Raises:
+        KeyError: ``t`` has no column for ``method``.
+    """
+    col = t.column(method)
+    if col is None:
+        raise KeyError(f"{t.key}: no column for method {method!r}")
+    i = t.columns.index(col)
+    published = f"published ({t.table})"
+    rows = [
+        {
+            "Domain": r.domain,
+            "Split": r.split,
+            "measured (this run)": measured_cell(cov, r.domain, r.split, method),
+            published: r.cells[i].format(),
+        }
+        for r in sorted(t.rows, key=lambda r: (r.domain, split_sort_key(r.split)))
+    ]
+    return pd.DataFrame(rows, columns=["Domain", "Split", "measured (this run)", published])
+
+
+def _matrix_md(t: PublishedMatrix, cov: pd.DataFrame) -> list[str]:
+    out = ["", f"### {t.label}", ""]
+    out += [f"Source: {t.paper_file}, {t.table} (\"{t.caption}\").", ""]
+    labels = ", ".join(
+        f"{d} = {h}" for d, h in dict.fromkeys((r.domain_label, r.domain) for r in t.rows)
+    )
+    splits = ", ".join(
+        f"{s} = {h}" for s, h in dict.fromkeys((r.split_label, r.split) for r in t.rows)
+    )
+    out.append(
+        f"Rows in harness names (paper: {labels}; {splits}). Columns are the paper's systems; "
+        "a harness method in parentheses marks the column the side-by-side view below "
+        "aligns with. Cells: mean ± std as published (no std: a single run)."
+    )
+    out += [""] + [f"- {note}" for note in t.notes]
+    for group, df in published_group_tables(t):
+        out += ["", f"{group}:", "", md_table(df)]
+    methods = side_by_side_methods(t, cov)
+    out += ["", f"### Side by side: measured (this run) vs published ({t.table})", ""]
+    out.append(
+        f"For each harness method with plan results here and a column in {t.table} of "
+        f"'{t.paper_title}'. \"measured (this run)\": computed from this run's records "
+        "exactly as in Coverage (mean ± population std over seeds, n = instances; "
+        f'"{DASH}": no records there). "published": copied from the paper, on the paper\'s '
+        "instances and limits (see the notes above); context, not a like-for-like comparison."
+    )
+    if not methods:
+        out += ["", "No method measured here has a published column yet."]
+    for m in methods:
+        col = t.column(m)
+        out += ["", f"#### {m} (published column: {col.label})", ""]
+        out.append(md_table(side_by_side_table(t, m, cov)))
+    missing = [m for m in t.methods if m not in methods]
+    if missing:
+        names = ", ".join(f"`{m}`" for m in missing)
+        out += ["", f"Published columns without plan results here: {names}."]
+    return out
+
+
+def render_printed(paper: PublishedPaper) -> list[str]:
+    """A paper's tables reproduced as printed, under a heading saying they are not measured."""
+    out = [f"### Published: {paper.name} (reference values, not measured here)", ""]
+    for t in paper.tables:
+        out += [t.markdown(), ""]
+    return out
+
+
+def render(
+    matrices: Sequence[PublishedMatrix],
+    limits: str | None = None,
+    coverage: pd.DataFrame | None = None,
+    printed: Sequence[PublishedPaper] = (),
+) -> list[str]:
+    """Markdown lines of the section.
+
+    ``matrices``: the published matrices, each with its side-by-side view against ``coverage``
+    (:func:`planarena.report.sections.coverage.coverage_table`); ``limits``: this run's Fast
+    Downward limits (said once, as context); ``printed``: papers whose printed tables follow.
+    """
+    out = ["## Published reference rows", ""]
+    out.append(
+        "Numbers copied from the papers, not measured by this run. They never enter the "
+        "measured tables above or `metrics.json`."
+    )
+    if limits:
+        out.append(
+            f"This run's Fast Downward limits: {limits} (see Info). A published row with another "
+            "limit or other instances is context, not a like-for-like comparison: a shorter A* "
+            "limit lowers extrapolation coverage."
+        )
+    cov = coverage if coverage is not None else pd.DataFrame(columns=list(COVERAGE_COLUMNS))
+    for t in matrices:
+        out += _matrix_md(t, cov)
+    for paper in printed:
+        out += ["", *render_printed(paper)]
+    return out

@@ -1,0 +1,93 @@
+"""Coverage section: arithmetic over seeds, missing records, empty splits, best in bold, the Sum
+row, superseded records, coverage by instance size."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_report import manifest_3, rec, render, section, seeds_2_1_3, table_rows
+
+from planarena.report.markdown import DASH
+from planarena.report.plots import coverage_by_size
+from planarena.report.sections.coverage import (
+    best_methods,
+    coverage_sum,
+    coverage_table,
+    format_coverage_cell,
+)
+
+
+def test_coverage_mean_and_population_std_over_seeds():
+    cov = coverage_table(seeds_2_1_3(), manifest_3())
+    row = cov[(cov.domain == "blocksworld") & (cov.split == "validation")].iloc[0]
+    assert row.n == 3 and row.seeds == (0, 1, 2) and row.solved == (2, 1, 3)
+    assert row["mean"] == pytest.approx(2 / 3)
+    assert row["std"] == pytest.approx(math.sqrt(2 / 27))  # ddof=0
+    assert format_coverage_cell(row["mean"], row["std"], row.n) == "0.67 ± 0.27 (n=3)"
+    md = render(seeds_2_1_3(), manifest_3())
+    assert "0.67 ± 0.27 (n=3)" in section(md, "Coverage")
+    assert "ddof=0" in section(md, "Coverage")
+
+
+def test_missing_records_count_as_unsolved_and_other_splits_show_dash():
+    records = [rec("m", "blocksworld", "validation", "p1", 0)]  # 1 of 3 attempted and solved
+    records += [rec("x", "blocksworld", "extrapolation", q, 0) for q in ("q1", "q2")]
+    cov = coverage_table(records, manifest_3())
+    val = cov[(cov.domain == "blocksworld") & (cov.split == "validation") & (cov.method == "m")]
+    assert val.iloc[0]["mean"] == pytest.approx(1 / 3)
+    ext = cov[(cov.domain == "blocksworld") & (cov.split == "extrapolation") & (cov.method == "m")]
+    assert ext.iloc[0].status == "no records"
+    md = render(records, manifest_3())
+    rows = table_rows(section(md, "Coverage"))
+    assert ["blocksworld", "extrapolation", DASH, "**1.00 ± 0.00 (n=2)**"] in rows
+    # a split no method ran on is left out of the table and named below it
+    assert not [r for r in rows if r[:2] == ["gripper", "validation"]]
+    assert "Not evaluated by any plan method (rows left out): `gripper/validation`." in md
+    assert "seed 0 has records for 1 of 3 instances" in section(md, "Problems")
+
+
+def test_empty_split_is_reported_as_no_instances_without_division_by_zero():
+    records = seeds_2_1_3() + [rec("m", "gripper", "validation", "g1", s) for s in (0, 1, 2)]
+    cov = coverage_table(records, manifest_3())
+    empty = cov[(cov.domain == "gripper") & (cov.split == "extrapolation")].iloc[0]
+    assert empty.n == 0 and empty.status == "no instances" and math.isnan(empty["mean"])
+    md = render(records, manifest_3(), splits=("train",))
+    assert ["gripper", "extrapolation", "no instances"] in table_rows(section(md, "Coverage"))
+    assert "`gripper/extrapolation`: no instances" in section(md, "Problems")
+    assert "`blocksworld/train`: no instances" in section(md, "Problems")  # declared in params only
+    sums = coverage_sum(cov)
+    assert sums.iloc[0]["n"] == 4  # 3 blocksworld/validation + 1 gripper/validation
+    assert sums.iloc[0]["mean"] == pytest.approx(0.75)  # (2 solved on average + 1) / 4
+
+
+def test_best_in_bold_picks_maximum_and_all_ties():
+    assert best_methods({"a": 0.5, "b": 0.75, "c": 0.75}) == {"b", "c"}
+    assert best_methods({"a": 0.0, "b": 0.0}) == set()
+    assert best_methods({"a": math.nan}) == set()
+    records = []
+    for m, solved in (("a", {"p1"}), ("b", {"p1", "p2"}), ("c", {"p1", "p2"})):
+        records += [
+            rec(m, "blocksworld", "validation", p, 0, "solved" if p in solved else "unsolved")
+            for p in ("p1", "p2", "p3")
+        ]
+    cov_md = section(render(records, manifest_3()), "Coverage")
+    row = next(r for r in table_rows(cov_md) if r[:2] == ["blocksworld", "validation"])
+    assert row[2:] == ["0.33 ± 0.00 (n=3)", "**0.67 ± 0.00 (n=3)**", "**0.67 ± 0.00 (n=3)**"]
+    assert "**Sum**" in cov_md
+
+
+def test_coverage_by_size_pools_splits_the_method_ran_on():
+    df = coverage_by_size(seeds_2_1_3(), manifest_3())
+    assert list(df["x"]) == [4, 5]  # extrapolation (sizes 9, 10) not run: not plotted
+    assert df.set_index("x").loc[4, "coverage"] == pytest.approx(1.0)  # p1 solved by every seed
+    assert df.set_index("x").loc[5, "coverage"] == pytest.approx((0.5 + 0 + 1) / 3)
+
+
+def test_superseded_records_use_the_last_line():
+    first = rec("m", "blocksworld", "validation", "p1", 0, "unsolved", config_hash="old")
+    second = rec("m", "blocksworld", "validation", "p1", 0, "solved", config_hash="new")
+    cov = coverage_table([first, second], manifest_3())
+    assert cov[(cov.domain == "blocksworld") & (cov.split == "validation")].iloc[0].solved == (1,)
+    assert "1 superseded record(s)" in section(render([first, second], manifest_3()), "Problems")
+

@@ -1,0 +1,233 @@
+"""Published reference rows: Table 1 of the state-centric paper as data (every cell, every column,
+checked against the paper text), its parsing checks, and the side-by-side view."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_report import INFO, manifest_3, rec, render, section, seeds_2_1_3, table_rows
+
+from planarena.report import leaderboard as report
+from planarena.report.markdown import DASH
+from planarena.report.published.loader import (
+    PUBLISHED_TABLES,
+    PublishedCell,
+    PublishedColumn,
+    PublishedMatrix,
+    PublishedMatrixRow,
+    parse_cells,
+)
+from planarena.report.records import ReportInputs
+from planarena.report.sections.coverage import coverage_table
+from planarena.report.sections.published import side_by_side_table
+
+STATE_CENTRIC_TABLE1 = next(t for t in PUBLISHED_TABLES if t.key == "state-centric-table1")
+
+TABLE1_COLUMNS = (
+    "FD",
+    "Plansformer (greedy)",
+    "PlanGPT greedy",
+    "PlanGPT appl.",
+    "PlanGPT regr.",
+    "SATr (enc) greedy",
+    "SATr (enc-dec) greedy",
+    "SATr (enc-dec) appl.",
+    "SATr (enc-dec) regr.",
+    "WL-LSTM state",
+    "WL-LSTM delta",
+    "WL-XGB state",
+    "WL-XGB delta",
+    "FSF-LSTM state",
+    "FSF-LSTM delta",
+    "FSF-XGB state",
+    "FSF-XGB delta",
+)
+
+
+def test_table1_has_every_row_and_column():
+    t = STATE_CENTRIC_TABLE1
+    assert t in PUBLISHED_TABLES
+    assert tuple(c.label for c in t.columns) == TABLE1_COLUMNS
+    assert [(r.domain, r.split) for r in t.rows] == [
+        (d, s)
+        for d in ("blocksworld", "gripper", "visitall", "logistics")
+        for s in ("validation", "interpolation", "extrapolation")
+    ]
+    for r in t.rows:
+        assert len(r.cells) == len(TABLE1_COLUMNS) == 17, (r.domain_label, r.split_label)
+        assert r.cells[0].std is None  # FD: one run, no std
+        assert all(c.std is not None for c in r.cells[1:])  # the 16 other systems: mean ± std
+        assert all(0.0 <= c.mean <= 1.0 and 0.0 <= c.std <= 0.5 for c in r.cells[1:])
+    assert t.row("blocksworld", "train") is None  # the paper has no train split
+
+
+def test_table1_cells_as_printed_in_the_paper():
+    t = STATE_CENTRIC_TABLE1
+    assert t.cell("blocksworld", "extrapolation", "wl_xgb_delta") == PublishedCell(0.45, 0.00)
+    assert t.cell("visitall", "extrapolation", "wl_xgb_delta") == PublishedCell(0.87, 0.00)
+    assert t.cell("gripper", "extrapolation", "SATr (enc-dec) regr.") == PublishedCell(0.79, 0.16)
+    assert t.cell("logistics", "interpolation", "WL-LSTM state") == PublishedCell(0.78, 0.16)
+    # cells whose text carries the underline artefact "¯{}_{\\scriptscriptstyle\\pm..}"
+    assert t.cell("blocksworld", "validation", "wl_lstm_state") == PublishedCell(0.56, 0.16)
+    assert t.cell("logistics", "interpolation", "fsf_xgb_state") == PublishedCell(0.44, 0.00)
+    assert t.cell("gripper", "interpolation", "SATr (enc) greedy") == PublishedCell(0.89, 0.16)
+    assert t.cell("blocksworld", "validation", "Plansformer (greedy)") == PublishedCell(1.0, 0.0)
+    assert t.cell("visitall", "validation", "FSF-XGB delta") == PublishedCell(0.92, 0.00)
+    fd = [t.cell(d, "extrapolation", "fd_astar_lmcut") for d in ("blocksworld", "gripper")]
+    assert fd == [PublishedCell(0.60), PublishedCell(0.13)]
+    assert [t.cell(d, "extrapolation", "FD").mean for d in ("visitall", "logistics")] == [
+        0.50,
+        0.26,
+    ]
+    assert t.cell("blocksworld", "extrapolation", "no such system") is None
+    assert t.cell("blocks", "extrapolation", "FD") is None
+
+
+def test_table1_matches_the_paper_text_cell_for_cell():
+    t = STATE_CENTRIC_TABLE1
+    path = Path(__file__).resolve().parents[1] / t.paper_file
+    if not path.exists():
+        pytest.skip(f"paper text not available: {path}")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(t.caption))
+    underline = re.compile(
+        r"±(\d\.\d\d)¯\{\}_\{\\scriptscriptstyle\\pm\\underline\{(\d\.\d\d)\}\}"
+    )
+    rows = []
+    artefacts = 0
+    for line in lines[start + 3 : start + 15]:
+        for std, dup in underline.findall(line):
+            assert std == dup  # the artefact repeats the std of the underlined (second best) value
+            artefacts += 1
+        clean = underline.sub(r"±\1", line)
+        rows.append(parse_cells(" ".join(re.findall(r"\d\.\d\d(?:±\d\.\d\d)?", clean))))
+    assert artefacts > 0 and all(len(r) == 17 for r in rows)
+    assert rows == [r.cells for r in t.rows]
+
+
+def test_table1_columns_map_to_harness_methods():
+    t = STATE_CENTRIC_TABLE1
+    assert t.methods == (
+        "fd_astar_lmcut",
+        "wl_lstm_state",
+        "wl_lstm_delta",
+        "wl_xgb_state",
+        "wl_xgb_delta",
+        "fsf_lstm_state",
+        "fsf_lstm_delta",
+        "fsf_xgb_state",
+        "fsf_xgb_delta",
+    )
+    assert t.column("fd_astar_lmcut").label == "FD"
+    assert t.column("FSF-XGB delta").method == "fsf_xgb_delta"
+    assert t.column("PlanGPT regr.").method is None
+    assert len(t.groups) == 2
+    assert [len([c for c in t.columns if c.group == g]) for g in t.groups] == [9, 8]
+
+
+def test_published_matrix_rejects_a_row_with_a_missing_value():
+    cols = (PublishedColumn("A", "a", "g"), PublishedColumn("B", None, "g"))
+    with pytest.raises(ValueError, match="has 1 values, expected 2"):
+        PublishedMatrix(
+            "k", "title", "f.txt", "Table 9", "Table 9:", "coverage", "mean", cols,
+            (PublishedMatrixRow("d", "s", "D", "S", parse_cells("0.50±0.10")),),
+        )  # fmt: skip
+    with pytest.raises(ValueError, match="not a published value"):
+        parse_cells("0.50±0.10 n/a")
+
+
+def test_published_rows_only_in_their_own_labelled_section():
+    t = STATE_CENTRIC_TABLE1
+    assert t.label == (
+        "Published (not measured here): Table 1 of 'On Sample-Efficient Generalized Planning via "
+        "Learned Transition Models' — coverage, mean ± std over 3 seeds"
+    )
+    inputs = ReportInputs(seeds_2_1_3(), [], manifest_3())
+    a = report.analyse(inputs)
+    md = report.render_leaderboard(a, INFO, [("Coverage", "plots/c.png")])
+    pub = section(md, "Published reference rows")
+    assert f"### {t.label}" in pub
+    rows = table_rows(pub)
+    header = next(r for r in rows if r[:2] == ["Domain", "Split"] and "FD (fd_astar_lmcut)" in r)
+    assert header[2:] == [
+        "FD (fd_astar_lmcut)",
+        "Plansformer (greedy)",
+        "PlanGPT greedy",
+        "PlanGPT appl.",
+        "PlanGPT regr.",
+        "SATr (enc) greedy",
+        "SATr (enc-dec) greedy",
+        "SATr (enc-dec) appl.",
+        "SATr (enc-dec) regr.",
+    ]
+    assert [
+        "gripper", "extrapolation", "0.13", "0.00 ± 0.00", "0.00 ± 0.00", "0.00 ± 0.00",
+        "0.00 ± 0.00", "0.02 ± 0.03", "0.00 ± 0.00", "0.15 ± 0.06", "0.79 ± 0.16",
+    ] in rows  # fmt: skip
+    assert [
+        "blocksworld", "extrapolation", "0.03 ± 0.02", "0.15 ± 0.07", "0.25 ± 0.00",
+        "0.45 ± 0.00", "0.00 ± 0.00", "0.00 ± 0.00", "0.00 ± 0.00", "0.00 ± 0.00",
+    ] in rows  # fmt: skip
+    assert "WL-XGB delta (wl_xgb_delta)" in pub and "no train split" in pub
+    # one set of published numbers: the FD column lives only in the matrix (no second FD table)
+    assert pub.count("Published (not measured here)") == 1
+    before = md[: md.index("\n## Published reference rows\n")]
+    assert "Published (not measured here)" not in before
+    assert "published (Table 1)" not in before and "0.79 ± 0.16" not in before
+    metrics = json.dumps(report.build_metrics(a))
+    assert "0.13" not in metrics and "0.26" not in metrics and "published" not in metrics
+
+
+def test_side_by_side_measured_vs_published_for_methods_with_a_column():
+    manifest = manifest_3()
+    records = [
+        rec("fd_astar_lmcut", "blocksworld", "validation", p, s, family="classical")
+        for p in ("p1", "p2", "p3")
+        for s in (0, 1)
+    ]
+    records += [
+        rec(
+            "fd_astar_lmcut",
+            "blocksworld",
+            "extrapolation",
+            q,
+            0,
+            "solved" if q == "q1" else "timeout",
+            family="classical",
+        )
+        for q in ("q1", "q2")
+    ]
+    records += seeds_2_1_3("random_walk")  # no published column: no side-by-side table
+    md = render(records, manifest)
+    cov_rows = table_rows(section(md, "Coverage"))
+    measured_ext = next(r for r in cov_rows if r[:2] == ["blocksworld", "extrapolation"])[2]
+    pub = section(md, "Published reference rows")
+    side = pub[pub.index("### Side by side: measured (this run) vs published (Table 1)") :]
+    assert "#### fd_astar_lmcut (published column: FD)" in side
+    assert "#### random_walk" not in side
+    rows = table_rows(side)
+    assert rows[0] == ["Domain", "Split", "measured (this run)", "published (Table 1)"]
+    assert rows[1:4] == [
+        ["blocksworld", "validation", "1.00 ± 0.00 (n=3)", "1.00"],
+        ["blocksworld", "interpolation", DASH, "1.00"],
+        ["blocksworld", "extrapolation", "0.50 ± 0.00 (n=2)", "0.60"],
+    ]
+    assert measured_ext.strip("*") == "0.50 ± 0.00 (n=2)"  # same number as Coverage
+    assert ["gripper", "extrapolation", "no instances", "0.13"] in rows
+    assert ["logistics", "extrapolation", DASH, "0.26"] in rows  # not in this run's suite
+    assert len(rows) == 1 + 12
+    assert "without plan results here: `wl_lstm_state`" in side
+    # measured cells come from the same coverage table the Coverage section renders
+    cov = coverage_table(records, manifest)
+    df = side_by_side_table(STATE_CENTRIC_TABLE1, "fd_astar_lmcut", cov)
+    assert list(df.columns) == ["Domain", "Split", "measured (this run)", "published (Table 1)"]
+
+
+def test_side_by_side_says_so_when_no_measured_method_has_a_column():
+    pub = section(render(seeds_2_1_3(), manifest_3()), "Published reference rows")
+    assert "No method measured here has a published column yet." in pub
+    assert "####" not in pub
+
