@@ -13,11 +13,15 @@ from test_report import INFO, manifest_3, rec, render, section, seeds_2_1_3, tab
 from planarena.report import leaderboard as report
 from planarena.report.markdown import DASH
 from planarena.report.published.loader import (
+    DATA_DIR,
+    PAPERS,
     PUBLISHED_TABLES,
     PublishedCell,
     PublishedColumn,
     PublishedMatrix,
     PublishedMatrixRow,
+    PublishedTable,
+    load_paper,
     parse_cells,
 )
 from planarena.report.records import ReportInputs
@@ -231,3 +235,65 @@ def test_side_by_side_says_so_when_no_measured_method_has_a_column():
     assert "No method measured here has a published column yet." in pub
     assert "####" not in pub
 
+
+
+# ---------------------------------------------------------------- the data files and their loader
+
+
+def test_embedplan_tables_load_as_printed():
+    (paper,) = [p for p in PAPERS if p.protocol == "pool"]
+    assert paper.source == "EmbedPlan (embedplan-latent-transitions)"
+    assert [t.number for t in paper.tables] == ["1", "4", "8", "10", "11", "12", "13", "20 (Appendix G.1)"]
+    t4 = paper.tables[1]
+    assert t4.rows[0] == ("Untrained", "3.9 ± 0.1", "—") and t4.rows[2][2] == "+5.3"  # text, not numbers
+    assert t4.markdown().splitlines()[0] == (
+        "**Published: EmbedPlan (embedplan-latent-transitions), Table 4.** Generalisation hierarchy, "
+        "Hit@5 (Llama-3.3-70B, mean over domains)."
+    )
+    t1 = paper.tables[0]
+    assert t1.rows[1][:2] == ("BGE-M3", "1,024")  # a comma inside a cell stays one cell
+    llama, mpnet = paper.reference("llama_table4"), paper.reference("mpnet")
+    assert llama.value("leave_one_out") == 9.2 and llama.value("extrapolation", role="floor") == 3.9
+    assert mpnet.value("extrapolation", variant="hyper") == 22.8
+    assert mpnet.value("interpolation", variant="hyper") == 70.0  # Table 20 has no interpolation
+    assert mpnet.value("multi_domain") is None and mpnet.value("interpolation", role="floor") is None
+    with pytest.raises(KeyError, match="no reference column 'gpt'"):
+        paper.reference("gpt")
+
+
+def test_published_tables_and_references_agree_with_each_other():
+    """The values set beside measured rows are the ones the printed tables show."""
+    (paper,) = [p for p in PAPERS if p.protocol == "pool"]
+    t4 = {r[0]: float(r[1].split(" ± ")[0]) for r in paper.tables[1].rows}
+    llama = paper.reference("llama_table4")
+    assert llama.floor == t4["Untrained"]
+    assert llama.values["interpolation"] == t4["Single-Domain (In.)"]
+    assert llama.values["extrapolation"] == t4["Single-Domain (Ex.)"]
+    assert llama.values["multi_domain"] == t4["Multi-Domain (Ex.)"]
+    t1 = paper.tables[0].rows[0]
+    mpnet = paper.reference("mpnet")
+    assert t1[0].startswith("MPNet") and mpnet.values["interpolation"] == float(t1[2].split(" ± ")[0])
+    assert mpnet.variants["hyper"]["extrapolation"] == float(paper.tables[-1].rows[3][3].split(" ± ")[0])
+
+
+def test_loader_rejects_a_row_with_a_wrong_token_count(tmp_path):
+    good = (DATA_DIR / "state_centric.yaml").read_text(encoding="utf-8")
+    bad = good.replace('"1.00 1.00±0.00 0.00±0.00', '"1.00 0.00±0.00', 1)
+    assert bad != good
+    (tmp_path / "bad.yaml").write_text(bad, encoding="utf-8")
+    with pytest.raises(ValueError, match="row Blocks Val. has 16 values, expected 17"):
+        load_paper(tmp_path / "bad.yaml")
+    (tmp_path / "bad.yaml").write_text(good.replace('"1.00 1.00±0.00', '"1.00 1.00+-0.00', 1), encoding="utf-8")
+    with pytest.raises(ValueError, match="not a published value"):
+        load_paper(tmp_path / "bad.yaml")
+    with pytest.raises(ValueError, match="Table 9: row .* has 1 cells, expected 2"):
+        PublishedTable("src", "9", "caption", ("a", "b"), (("x",),))
+
+
+def test_every_data_file_is_package_data():
+    """The wheel ships the data files: pyproject's package-data pattern covers each of them."""
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert 'planarena = ["**/*.yaml"]' in pyproject
+    data = [p for p in DATA_DIR.iterdir() if p.is_file() and p.suffix != ".py"]
+    assert sorted(p.name for p in data) == ["embedplan.yaml", "state_centric.yaml"]
+    assert len(PAPERS) == len(data)
