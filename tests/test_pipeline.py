@@ -101,6 +101,7 @@ def test_evaluation_is_deterministic(planned, tmp_path):
 
 def test_resume_after_kill_loses_no_record_and_reruns_nothing_done(planned, monkeypatch):
     params, layout = planned
+    params = {**params, "jobs": 1}  # in-process, so the patched solve() below counts every call
     run_train_stage(params, layout, "random_walk")
     out = run_evaluate_stage(params, layout, "random_walk")
     full = out.read_text().splitlines()
