@@ -2,7 +2,8 @@
 `dvc repro` builds the leaderboard; a second `dvc repro` runs nothing; rerunning stages with the
 same inputs (and other `jobs`) rewrites the same bytes; a key of an inactive profile reruns
 nothing; an edit to one family reruns that family and the report only; and
-`dvc exp run -S planners.astar_lmcut.time_limit=...` reruns only the stages that read it."""
+`dvc exp run -S profiles.smoke.planners.astar_lmcut.time_limit=...` reruns only the stages that
+read it."""
 
 from __future__ import annotations
 
@@ -102,7 +103,8 @@ def test_repro_then_noop_then_param_change(repo):
     (work / "params.yaml").write_text(params)
     _run(["dvc", "repro"], work, env)
 
-    exp = _run(["dvc", "exp", "run", "-S", "planners.astar_lmcut.time_limit=4"], work, env)
+    # a key of the ACTIVE profile (smoke sets this limit, so the top-level value is not the one read)
+    exp = _run(["dvc", "exp", "run", "-S", "profiles.smoke.planners.astar_lmcut.time_limit=4"], work, env)
     ran = _ran(exp)
     assert "plan" in ran and "evaluate@fd_astar_lmcut" in ran and "report" in ran
     assert "generate" not in ran and not any(s.startswith("train@") for s in ran), ran
