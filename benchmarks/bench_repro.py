@@ -52,6 +52,24 @@ def run(cmd: str, cwd: Path, log: Path) -> tuple[float, list[tuple[float, str]]]
     return time.perf_counter() - start, stages
 
 
+def family_shares(stage_s: dict[str, float], params_file: Path) -> dict[str, float]:
+    """Seconds per share of the budget: ``data`` (resolve and data stages), each method family
+    (its train@/evaluate@ stages, family from the registered class) and ``report``."""
+    from planarena.config import load_params
+    from planarena.methods import resolve
+
+    params = load_params(params_file)
+    out: dict[str, float] = {}
+    for stage, sec in stage_s.items():
+        if "@" in stage:
+            cls, _ = resolve(stage.split("@", 1)[1], params)
+            key = cls.family
+        else:
+            key = "report" if stage == "report" else "data"
+        out[key] = round(out.get(key, 0.0) + sec, 1)
+    return out
+
+
 def shares(total: float, stages: list[tuple[float, str]]) -> dict[str, float]:
     """Seconds per stage: from its start to the next stage's start (the last one to the end)."""
     ends = [t for t, _ in stages[1:]] + [total]
@@ -88,6 +106,9 @@ def main() -> None:
     print(f"fresh dvc repro: {total:.0f} s", flush=True)
     for name, sec in sorted(out["fresh_stage_s"].items(), key=lambda kv: -kv[1]):
         print(f"  {sec:8.1f} s  {name}")
+    out["fresh_family_s"] = family_shares(out["fresh_stage_s"], work / "params.yaml")
+    for name, sec in sorted(out["fresh_family_s"].items(), key=lambda kv: -kv[1]):
+        print(f"  share {sec:8.1f} s  {name}")
 
     total, stages = run(act + "dvc repro", work, logs / "repro-noop.log")
     out["noop"] = {"s": round(total, 1), "ran": [s for _, s in stages]}
