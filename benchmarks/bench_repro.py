@@ -33,9 +33,10 @@ PAPER_KEY = ("      astar_lmcut: {time_limit: 60, memory_limit_mb: 8192}",
 
 
 def run(cmd: str, cwd: Path, log: Path) -> tuple[float, list[tuple[float, str]]]:
-    """Run a shell command; return its wall time (s) and the (time, stage) of every stage DVC ran."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    env.pop("PYTHONPATH", None)
+    """Run a shell command; return its wall time (s) and the (time, stage) of every stage DVC ran.
+    The clone's own ``src`` is imported (a reused venv's editable install points elsewhere, and the
+    stages fingerprint the code they import)."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(cwd / "src"))
     start = time.perf_counter()
     stages = []
     with log.open("w") as fh:
