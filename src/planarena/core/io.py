@@ -59,6 +59,20 @@ def atomic_write_json(path: str | os.PathLike, obj: Any, indent: int | None = 2,
     atomic_write_text(path, dumps_json(obj, indent, default))
 
 
+def without_times(info: dict) -> dict:
+    """``info`` without its wall-time keys (``*_s``): times differ between identical runs, so they
+    go to the untracked logs under ``data/logs/``, never into DVC outputs."""
+    return {k: v for k, v in info.items() if not k.endswith("_s")}
+
+
+def read_json_or_empty(path: str | os.PathLike) -> dict:
+    """The JSON object in ``path``, or ``{}`` when it is missing or unreadable (for optional logs)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def stable_hash(obj: Any, n: int = 12) -> str:
     """Short SHA-256 (``n`` hex digits) of the canonical JSON of ``obj`` (sorted keys); used for
     config fingerprints. Unlike Python's ``hash`` it is the same in every process."""

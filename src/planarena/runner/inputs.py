@@ -261,7 +261,6 @@ def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> di
         KeyError: no such method block, or an unknown registered name (lists the valid ones).
     """
     from planarena.methods import REGISTRY, resolve
-
     from planarena.methods.base import Method
 
     cls, config = resolve(instance, params)

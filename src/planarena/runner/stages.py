@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import Callable
 
 from planarena.config import DeclaredLayout, Layout, get
-from planarena.core.io import JsonlWriter, atomic_write_json, read_jsonl, stable_hash, write_jsonl
+from planarena.core.io import (
+    JsonlWriter,
+    atomic_write_json,
+    read_json_or_empty,
+    read_jsonl,
+    stable_hash,
+    without_times,
+    write_jsonl,
+)
 from planarena.core.problemset import ProblemSet
 from planarena.methods import Method, resolve
 from planarena.protocols import coverage, pool, successor_set
@@ -85,7 +93,8 @@ def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
         info = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
         traceback.print_exc()
     seconds = info.pop("train_time_s", round(time.perf_counter() - start, 3))
-    timings = {"train_time_s": seconds, **{k: info.pop(k) for k in [k for k in info if k.endswith("_s")]}}
+    timings = {"train_time_s": seconds, **{k: v for k, v in info.items() if k.endswith("_s")}}
+    info = without_times(info)
     atomic_write_json(model_dir / "train.json", info)
     atomic_write_json(layout.train_log(instance), timings)
     print(f"train {instance}: {info['status']} in {seconds} s")
@@ -150,7 +159,7 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     if train_info.get("status", "ok") == "ok":
         method.load(model_dir)
     fingerprint = config_fingerprint(method, params, layout)
-    timings = read_jsonl_dict(layout.train_log(instance))
+    timings = read_json_or_empty(layout.train_log(instance))
     # training facts the report's cost table shows (only for methods that learned something)
     train_facts = {k: v for k, v in {**train_info, **timings}.items()
                    if k in ("train_time_s", "parameters", "tree_nodes") and train_info.get("trained", True)}
@@ -173,11 +182,3 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
         for _, run in protocols:
             run(ctx)
     return out
-
-
-def read_jsonl_dict(path: Path) -> dict:
-    """The JSON object in ``path``, or ``{}`` when it is missing or unreadable (logs are optional)."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}

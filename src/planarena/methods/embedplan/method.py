@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 from planarena.config import get
-from planarena.core.io import atomic_write_json
+from planarena.core.io import atomic_write_json, without_times
 from planarena.methods.base import Method, ReportTraits
 
 FAMILY = "embedplan-latent-transitions"
@@ -147,7 +147,7 @@ class EmbedPlan(Method):
                 out.mkdir(parents=True, exist_ok=True)
                 torch.save(model.state_dict(), out / f"seed{seed}.pt")
                 full = res.to_dict()
-                atomic_write_json(out / f"seed{seed}.json", _without_times(full), indent=1)
+                atomic_write_json(out / f"seed{seed}.json", without_times(full), indent=1)
                 full.pop("history")
                 return {**full, "train_transitions": int(len(task.train_rows))}
 
@@ -222,8 +222,3 @@ class EmbedPlan(Method):
                                 **{k: run[k] for k in ("epochs", "best_epoch", "stopped") if k in run}})
 
                         yield from task_records(self, task, protocol, seed, slug, done, fingerprint, train_facts, load)
-
-
-def _without_times(info: dict) -> dict:
-    """``info`` without wall-time keys (``*_s``): those go to the train log, not to DVC outputs."""
-    return {k: v for k, v in info.items() if not k.endswith("_s")}

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from planarena.config import get
-from planarena.core.io import atomic_write_json
+from planarena.core.io import atomic_write_json, without_times
 from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories
@@ -265,7 +265,7 @@ class StateCentric(Method):
         times: dict[str, float] = {}
         for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}")):
             times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
-            facts["domains"][domain][f"seed{seed}"] = _without_times(info)
+            facts["domains"][domain][f"seed{seed}"] = without_times(info)
         facts["pool"] = self._train_pool(model_dir, cls, self.pool_model_params(), times)
         atomic_write_json(model_dir / "facts.json", facts, default=float)
         # train.json (written by the stage) gets the fingerprint-relevant summary
@@ -389,7 +389,7 @@ class StateCentric(Method):
 
         for (key, _, _), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name} (pool)")):
             times[f"pool/{key}"] = info.pop("train_time_s", None)
-            runs[key] = _without_times(info)
+            runs[key] = without_times(info)
         return {"status": "ok", "runs": dict(sorted(runs.items()))}
 
     def pool_records(self, done: set, fingerprint: str, train_facts: dict):
@@ -512,8 +512,3 @@ class StateCentric(Method):
                                     self.decode_settings.metric)
         out["inputs"] = "state, goal"
         return out
-
-
-def _without_times(info: dict) -> dict:
-    """``info`` without wall-time keys (``*_s``): those go to the train log, not to DVC outputs."""
-    return {k: v for k, v in info.items() if not k.endswith("_s")}

@@ -57,6 +57,7 @@ from typing import Any, ClassVar, Iterable, Mapping, Sequence
 import numpy as np
 
 from planarena.config import ConfigError
+from planarena.core.io import without_times
 
 MODES = ("state", "delta")
 NORMALISATIONS = ("none", "l1")
@@ -213,7 +214,7 @@ class TransitionModel(abc.ABC):
         meta = {"format_version": FORMAT_VERSION, "kind": self.kind, "mode": self.mode, "dim": self.dim,
                 "params": self.params,
                 # training times differ between identical runs: kept out of this DVC output
-                "facts": {k: v for k, v in self.facts.items() if not k.endswith("_s")}}
+                "facts": without_times(self.facts)}
         (directory / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=_jsonable) + "\n")
         return directory
 
