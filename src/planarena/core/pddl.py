@@ -241,6 +241,25 @@ def atoms_of(state: "pymimir.State") -> list[str]:
     return sorted(str(a) for a in state.get_atoms(ignore_static=True))
 
 
+def atom_indices(state: "pymimir.State") -> tuple[list[int], list[int]]:
+    """The state's ``(fluent, derived)`` ground atoms as indices into the problem's pymimir
+    repositories: no strings, about 2 us a state against 15 us for :func:`atoms_of`. Turn an
+    index into text once with :func:`atom_text`.
+
+    Reads the wrapper's underlying state (pymimir 0.13 exposes the index lists only there).
+    """
+    adv = state._advanced_state
+    return list(adv.get_fluent_atoms()), list(adv.get_derived_atoms())
+
+
+def atom_text(problem: "pymimir.Problem", index: int, derived: bool = False) -> str:
+    """``"(pred o1 o2)"`` of a fluent (or derived) atom index of :func:`atom_indices` (the text
+    :func:`atoms_of` gives)."""
+    repos = problem._advanced_problem.get_repositories()
+    get = repos.get_derived_ground_atoms_from_indices if derived else repos.get_fluent_ground_atoms_from_indices
+    return str(pymimir.GroundAtom(get([int(index)])[0]))
+
+
 def static_atoms(problem: "pymimir.Problem") -> list[str]:
     """Sorted static ground atoms of a problem."""
     return sorted(str(a) for a in problem.get_initial_atoms(ignore_fluent=True, ignore_derived=True))

@@ -89,6 +89,7 @@ from wlplan.planning import Atom, Problem, State, to_wlplan_domain, to_wlplan_pr
 from planarena import config
 from planarena.config import SPLITS, Layout
 from planarena.core.io import atomic_write, atomic_write_json
+from planarena.core.pddl import atom_indices, atom_text
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories, trajectory_file
 
@@ -206,6 +207,9 @@ class _ParsedProblem:
     statics: list[Atom]
     static_keys: frozenset[str]
     objects: frozenset[str]
+    #: wlplan atoms of pymimir atom indices (fluent, derived) filled as states are embedded, and
+    #: the indices whose atom is already static (None in the maps; normally none)
+    by_index: tuple[dict, dict, list] = (None, None, None)  # type: ignore[assignment]
 
 
 class PDDLCache:
@@ -306,6 +310,7 @@ class PDDLCache:
             statics=statics,
             static_keys=frozenset(keys),
             objects=frozenset(problem.objects) | frozenset(problem.constant_objects),
+            by_index=({}, {}, []),
         )
         self._problems[key] = parsed
         return parsed
@@ -317,6 +322,32 @@ class PDDLCache:
         """
         extra = [self.atom(a, where) for a in atoms if a not in parsed.static_keys]
         return State(parsed.statics + extra)
+
+    def mimir_state(self, parsed: _ParsedProblem, problem, state) -> State:
+        """wlplan ``State`` of a pymimir ``state`` of ``problem`` (the file ``parsed`` was read
+        from): fluent and derived atoms by pymimir index (each index converted to a wlplan atom
+        once per problem), plus the problem's static atoms. The same state as :meth:`state` of
+        :func:`planarena.core.pddl.atoms_of` (atoms in another order; WL is order-invariant)."""
+        fluent, derived = atom_indices(state)
+        out = list(parsed.statics)
+        for kind, indices in ((0, fluent), (1, derived)):
+            cache = parsed.by_index[kind]
+            try:
+                atoms = [cache[i] for i in indices]
+            except KeyError:
+                for i in indices:
+                    if i not in cache:
+                        text = atom_text(problem, i, derived=bool(kind))
+                        if text in parsed.static_keys:
+                            cache[i] = None
+                            parsed.by_index[2].append(i)
+                        else:
+                            cache[i] = self.atom(text, str(parsed.path))
+                atoms = [cache[i] for i in indices]
+            if parsed.by_index[2] and any(a is None for a in atoms):
+                atoms = [a for a in atoms if a is not None]  # fluent indices whose text is static
+            out.extend(atoms)
+        return State(out)
 
     def goal_state(self, parsed: _ParsedProblem) -> State:
         """The state made of the positive goal atoms (plus statics): its ILG is ``G_{g,g}``."""
@@ -456,6 +487,24 @@ class WLEmbedder:
         where = str(problem_file)
         wl_states = [self.pddl.state(parsed, s, where=where) for s in states]
         return self._embed([(parsed, wl_states)], where)
+
+    def embed_mimir_states(self, runs: Sequence[tuple[str | os.PathLike, object, Sequence[object]]]) -> np.ndarray:
+        """Embed pymimir states of several problems in ONE wlplan call (lockstep decoding).
+
+        Args:
+            runs: ``(problem_file, pymimir problem, states)`` triples; ``problem`` parsed from
+                ``problem_file``.
+
+        Returns:
+            ``(sum of len(states), D)`` float32, rows in the order of ``runs`` and their states;
+            the same rows :meth:`embed_states` gives for :func:`planarena.core.pddl.atoms_of` of
+            each state.
+        """
+        batch = []
+        for problem_file, problem, states in runs:
+            parsed = self.pddl.problem(problem_file)
+            batch.append((parsed, [self.pddl.mimir_state(parsed, problem, s) for s in states]))
+        return self._embed(batch, "decoding batch")
 
     def embed_goal(self, problem_file: str | os.PathLike) -> np.ndarray:
         """``phi(g)``: the ``(D,)`` embedding of ``G_{g,g}`` for the problem's goal (see module)."""

@@ -80,6 +80,9 @@ class Method:
         parallel: if True (the default) the coverage protocol runs :meth:`solve` for different
             (problem, seed) units in ``jobs`` forked processes (:mod:`planarena.runner.executor`);
             set False for a method that cannot run in a forked process.
+        lockstep: if True the coverage protocol hands :meth:`solve_batch` every problem of one
+            (domain, split) for one seed at once (one unit of the executor) instead of calling
+            :meth:`solve` per problem.
         uses_params: dotted params keys outside ``methods.<name>`` that change the method's results;
             they enter the config fingerprint that decides which records a resumed run may keep.
     """
@@ -88,6 +91,7 @@ class Method:
     tasks: ClassVar[frozenset[str]] = frozenset({"plan"})
     stochastic: ClassVar[bool] = True
     parallel: ClassVar[bool] = True
+    lockstep: ClassVar[bool] = False
     uses_params: ClassVar[tuple[str, ...]] = ()
     #: folders under ``data/`` the method reads (``problems``, ``trajectories``, ``embeddings/wl``,
     #: ``acp``, ``embeddings/acp``, ...). The ``resolve_methods`` stage hashes them into the
@@ -146,6 +150,16 @@ class Method:
             TypeError: the method declares the ``successor_set`` protocol but does not implement this.
         """
         raise TypeError(f"{type(self).__name__} declares the successor_set protocol but does not implement rank()")
+
+    def solve_batch(self, tasks: list[PlanningTask], seed: int) -> list[Attempt]:
+        """One :class:`Attempt` per task, in order, for problems that share a domain and a split.
+
+        The coverage protocol calls this instead of :meth:`solve` when the class sets
+        ``lockstep = True`` (a method that decodes many problems together, e.g. with
+        :func:`planarena.search.decoding.decode_lockstep`); each attempt's ``wall_time`` should be
+        the problem's share of the batch's time. The default calls :meth:`solve` on each task.
+        """
+        return [self.solve(task, seed) for task in tasks]
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """Try to solve ``task``; must not raise for ordinary failures (return an outcome instead).

@@ -6,7 +6,10 @@ method's own simulator never decides coverage. A method that raises is recorded 
 ``error`` with the exception text, never a crashed stage.
 
 The attempts are independent units: they run through :func:`planarena.runner.executor.run_units`
-(``jobs`` processes) and come back in order, so the records file is the same for any ``jobs``.
+(``jobs`` processes) and come back in order, so the records file is the same for any ``jobs``. A
+method with ``lockstep = True`` gets units of problems of one (domain, split, seed), at most
+``evaluation.lockstep_batch`` each (:func:`lockstep_units`), each unit one
+:meth:`~planarena.methods.base.Method.solve_batch` call (e.g. lockstep beam decoding).
 """
 
 from __future__ import annotations
@@ -39,26 +42,66 @@ def run(ctx: "EvalContext") -> int:
     print(f"evaluate {method.name}: {len(todo)} plan attempts to run")
     failed = ctx.train_info.get("status", "ok") != "ok"
 
+    def task_of(entry: ProblemEntry) -> PlanningTask:
+        return PlanningTask(entry, ps.domain_file(entry.domain), ps.problem_file(entry), time_limit)
+
     def attempt(item: tuple[ProblemEntry, int]) -> dict:
         entry, seed = item
         if failed:
             res, elapsed = Attempt("error", failure_reason=f"training failed: {ctx.train_info.get('reason')}"), 0.0
         else:
-            task = PlanningTask(entry, ps.domain_file(entry.domain), ps.problem_file(entry), time_limit)
             start = time.perf_counter()
             try:
-                res = method.solve(task, seed)
+                res = method.solve(task_of(entry), seed)
             except Exception as exc:  # an ordinary failure of the method is an outcome
                 res = Attempt("error", failure_reason=f"{type(exc).__name__}: {exc}")
             elapsed = time.perf_counter() - start
         return record(ctx, entry, seed, res, elapsed).to_dict()
 
+    def attempt_batch(items: list[tuple[ProblemEntry, int]]) -> list[dict]:
+        """A lockstep method's unit: every problem of one (domain, split) for one seed."""
+        if failed:
+            return [attempt(item) for item in items]
+        seed = items[0][1]
+        start = time.perf_counter()
+        try:
+            results = method.solve_batch([task_of(e) for e, _ in items], seed)
+            if len(results) != len(items):
+                raise RuntimeError(f"solve_batch returned {len(results)} attempts for {len(items)} tasks")
+        except Exception as exc:
+            results = [Attempt("error", failure_reason=f"{type(exc).__name__}: {exc}") for _ in items]
+        share = (time.perf_counter() - start) / len(items)
+        return [record(ctx, e, s, res, share).to_dict() for (e, s), res in zip(items, results)]
+
     jobs = ctx.jobs if method.parallel else 1
     n = 0
+    if method.lockstep:
+        units = lockstep_units(todo, int(ctx.settings.get("lockstep_batch") or 0))
+        for recs in run_units(attempt_batch, units, jobs=jobs, desc=f"evaluate {method.name} (lockstep)"):
+            for rec in recs:
+                ctx.writer.write(rec)
+                n += 1
+        return n
     for rec in run_units(attempt, todo, jobs=jobs, desc=f"evaluate {method.name}"):
         ctx.writer.write(rec)
         n += 1
     return n
+
+
+def lockstep_units(todo: list[tuple[ProblemEntry, int]], batch: int) -> list[list[tuple[ProblemEntry, int]]]:
+    """A lockstep method's units: the attempts grouped by (domain, split, seed), each group dealt
+    round-robin into ``ceil(len / batch)`` shards of at most ``batch`` attempts (``batch`` <= 0:
+    one shard per group). Shards balance large and small problems and give ``jobs`` processes
+    work; they do not depend on ``jobs``, so the records come in the same order for any ``jobs``
+    (and a problem's plan never depends on its batch)."""
+    groups: dict[tuple, list] = {}
+    for entry, seed in todo:
+        groups.setdefault((entry.domain, entry.split, seed), []).append((entry, seed))
+    units = []
+    for items in groups.values():
+        n = max(1, -(-len(items) // batch)) if batch > 0 else 1
+        units.extend(items[k::n] for k in range(n))
+    return units
 
 
 def record(ctx: "EvalContext", entry: ProblemEntry, seed: int, res: Attempt, elapsed: float) -> ResultRecord:

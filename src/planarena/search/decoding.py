@@ -110,8 +110,9 @@ class _Beam:
 @dataclass
 class DecodeResult:
     """Outcome of one decode: ``outcome`` in solved / unsolved / timeout; ``plan`` if solved;
-    ``steps`` decoding steps taken; ``time_per_step_s`` mean wall seconds per step (model call,
-    successor generation, embedding, ranking)."""
+    ``steps`` decoding steps taken; ``time_s`` the problem's share of the decoding wall time
+    (seconds: each lockstep step's time is split over the problems in it by their number of
+    candidate successors); ``time_per_step_s`` = ``time_s / steps``."""
 
     outcome: str
     plan: list[str] | None
@@ -119,6 +120,296 @@ class DecodeResult:
     time_per_step_s: float
     reason: str | None = None
     extra: dict = field(default_factory=dict)
+    time_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class DecodeProblem:
+    """One problem of a lockstep batch: a pymimir ``problem``, its object count (for
+    ``horizon_per_object``) and its time limit in seconds (its share of decoding time)."""
+
+    problem: Any
+    n_objects: int = 0
+    time_limit: float = float("inf")
+
+
+class SuccessorScorer(Protocol):
+    """A family's side of :func:`decode_lockstep`: scores the candidate successors of many beams of
+    many problems in one call per step.
+
+    Beams are rows. The scorer keeps what it needs per beam (a recurrent state, ``phi(s)``, ...)
+    in an opaque *context* whose rows follow the decoder's beam order; the decoder never looks
+    inside it. Problems are named by their index in the batch.
+    """
+
+    def start(self, problems: np.ndarray, states: Sequence[Any]) -> Any:
+        """Context of one root beam per problem: ``problems`` (B,) int, ``states`` their initial
+        pymimir states."""
+        ...
+
+    def score(self, ctx: Any, beam_problem: np.ndarray, successors: Sequence[Any],
+              owner: np.ndarray) -> tuple[np.ndarray, Any]:
+        """Scores of candidate successors, lower is better: ``beam_problem`` (B,) the problem of
+        each beam of ``ctx``; ``successors`` (M,) pymimir states, grouped by beam and beams by
+        problem; ``owner`` (M,) the beam of each. Returns ``(scores (M,) float, candidate
+        context)`` with one candidate-context row per successor."""
+        ...
+
+    def select(self, cand_ctx: Any, chosen: np.ndarray) -> Any:
+        """Context of the next step's beams: candidate rows ``chosen`` (K,), in that order."""
+        ...
+
+
+def decode_lockstep(
+    problems: Sequence[DecodeProblem],
+    scorer: SuccessorScorer,
+    settings: DecodeSettings,
+    progress: Callable[[int], None] | None = None,
+    stats: dict | None = None,
+) -> list[DecodeResult]:
+    """Beam decoding (Algorithm 1 of the state-centric paper) of many problems in lockstep.
+
+    All unfinished problems advance one step together: the successors of every beam of every
+    problem are generated (pymimir), scored in ONE ``scorer.score`` call (one embedding call and
+    one model call for the whole batch), and each problem keeps its own beam, visited set and goal
+    test. A problem that reaches its goal, its horizon, its time limit or a dead end leaves the
+    batch. Per problem, the result is the one it gets decoded alone: candidates are ordered by
+    beam, then by action name; ties in score keep that order; a state reached from two beams is
+    kept once, from the better. ``settings.beam_score="cumulative"`` adds each beam's score to
+    its candidates'. ``progress(k)`` is called with the number of problems that finished.
+    ``stats``, if given, accumulates wall seconds: ``successors_s`` (pymimir successor
+    generation), ``scoring_s`` (``scorer.score``: embedding and model call), ``select_s`` (beam
+    selection, goal tests, ``scorer.select``), and ``lockstep_steps`` / ``problem_steps``.
+
+    Returns one :class:`DecodeResult` per problem, in order; never raises for a failed search.
+    """
+    n = len(problems)
+    results: list[DecodeResult | None] = [None] * n
+    horizons = [settings.horizon_for(p.n_objects) for p in problems]
+    goals = [p.problem.get_goal_condition() for p in problems]
+    used = np.zeros(n)
+    steps = np.zeros(n, dtype=np.int64)
+    names: list[dict[int, str]] = [{} for _ in range(n)]  # ground action index -> printed name
+
+    def finish(i: int, outcome: str, plan=None, reason=None) -> None:
+        k = int(steps[i])
+        results[i] = DecodeResult(outcome, plan, k, float(used[i]) / max(1, k), reason, time_s=float(used[i]))
+        if progress is not None:
+            progress(1)
+
+    def ended(i: int, beams_i: list[_Beam]) -> bool:
+        """The checks at the top of Algorithm 1's loop: goal, horizon, time limit."""
+        for b in beams_i:
+            if goals[i].holds(b.state):
+                finish(i, "solved", list(b.actions))
+                return True
+        if steps[i] >= horizons[i]:
+            finish(i, "unsolved", reason=f"goal not reached within horizon {horizons[i]}")
+            return True
+        if used[i] > problems[i].time_limit:
+            finish(i, "timeout", reason=f"time limit {problems[i].time_limit:g} s")
+            return True
+        return False
+
+    t0 = time.perf_counter()
+    beams: list[_Beam] = []
+    roots = []
+    for i, p in enumerate(problems):
+        init = p.problem.get_initial_state()
+        root = _Beam(init, [], frozenset([init]))
+        if not ended(i, [root]):
+            roots.append(i)
+            beams.append(root)
+    beam_problem = np.asarray(roots, dtype=np.int64)
+    ctx = scorer.start(beam_problem, [b.state for b in beams]) if beams else None
+    if roots:
+        used[roots] += (time.perf_counter() - t0) / len(roots)
+    while beams:
+        t_step = time.perf_counter()
+        owners, actions, succs, counts = [], [], [], np.zeros(n, dtype=np.int64)
+        for bi, b in enumerate(beams):
+            seen: set = set()
+            for a in _by_name(b.state.generate_applicable_actions(), names[beam_problem[bi]]):
+                s2 = a.apply(b.state)
+                if (not settings.revisit and s2 in b.visited) or s2 in seen:
+                    continue
+                seen.add(s2)
+                owners.append(bi)
+                actions.append(a)
+                succs.append(s2)
+        owner = np.asarray(owners, dtype=np.int64)
+        t_score = time.perf_counter()
+        if len(owner):
+            np.add.at(counts, beam_problem[owner], 1)
+            scores, cand = scorer.score(ctx, beam_problem, succs, owner)
+            if settings.beam_score == "cumulative":
+                scores = scores + np.asarray([b.score for b in beams])[owner]
+        t_select = time.perf_counter()
+        # per problem: its candidates are one contiguous run (beams are grouped by problem)
+        active = list(dict.fromkeys(beam_problem.tolist()))
+        lo = 0
+        next_beams: list[_Beam] = []
+        next_problem: list[int] = []
+        chosen_all: list[int] = []
+        widths: list[int] = []
+        for i in active:
+            steps[i] += 1
+            hi = lo + int(counts[i])
+            order = np.argsort(scores[lo:hi], kind="stable") + lo if hi > lo else ()
+            chosen, taken = [], set()
+            for j in order:
+                if succs[j] in taken:  # two beams reaching one state: keep the better
+                    continue
+                taken.add(succs[j])
+                chosen.append(int(j))
+                if len(chosen) == settings.beam_width:
+                    break
+            next_beams.extend(_Beam(succs[j], beams[owners[j]].actions + [str(actions[j])],
+                                    beams[owners[j]].visited | {succs[j]}, float(scores[j])) for j in chosen)
+            next_problem.extend([i] * len(chosen))
+            chosen_all.extend(chosen)
+            widths.append(len(chosen))
+            lo = hi
+        # the step's wall time, split over its problems by candidate count (at least one each)
+        weights = np.maximum(counts[active], 1).astype(float)
+        used[active] += (time.perf_counter() - t_step) * weights / weights.sum()
+        # a dead end, then the loop-top checks of the next step; problems that end leave the batch
+        keep: list[int] = []
+        pos = 0
+        for i, width in zip(active, widths):
+            if width == 0:
+                finish(i, "unsolved", reason="dead end: every successor is on the beam path or none is applicable")
+            elif not ended(i, next_beams[pos:pos + width]):
+                keep.extend(range(pos, pos + width))
+            pos += width
+        beams = [next_beams[j] for j in keep]
+        beam_problem = np.asarray([next_problem[j] for j in keep], dtype=np.int64)
+        if beams:
+            ctx = scorer.select(cand, np.asarray([chosen_all[j] for j in keep], dtype=np.int64))
+        if stats is not None:
+            t_end = time.perf_counter()
+            for key, value in (("successors_s", t_score - t_step), ("scoring_s", t_select - t_score),
+                               ("select_s", t_end - t_select), ("lockstep_steps", 1),
+                               ("problem_steps", len(active))):
+                stats[key] = stats.get(key, 0) + value
+    return [r for r in results]  # type: ignore[misc]
+
+
+def _by_name(actions: Sequence[Any], names: dict[int, str]) -> list[Any]:
+    """``actions`` sorted by their printed names (the decoder's candidate order), each name
+    printed once per problem (``names``: pymimir ground-action index -> name)."""
+    keyed = []
+    for a in actions:
+        i = a.get_index()
+        name = names.get(i)
+        if name is None:
+            name = names[i] = str(a)
+        keyed.append((name, a))
+    keyed.sort(key=lambda pair: pair[0])
+    return [a for _, a in keyed]
+
+
+class SplitEncoder(Protocol):
+    """phi over the problems of one lockstep batch: ``goals() -> (P, D)``;
+    ``states(problem_of (M,), pymimir states) -> (M, D)`` in ONE call, where rows of one problem
+    are contiguous."""
+
+    def goals(self) -> np.ndarray: ...
+
+    def states(self, problem_of: np.ndarray, states: Sequence[Any]) -> np.ndarray: ...
+
+
+class PerProblemEncoders:
+    """:class:`SplitEncoder` over one :class:`ProblemEncoder` per problem (atoms as text): one
+    ``encoder.states`` call per problem with rows in the step (an FSF batch, a test encoder)."""
+
+    def __init__(self, encoders: Sequence[ProblemEncoder]):
+        self.encoders = list(encoders)
+
+    def goals(self) -> np.ndarray:
+        return np.stack([e.goal() for e in self.encoders])
+
+    def states(self, problem_of, states):
+        out, lo = [], 0
+        for i, hi in problem_runs(problem_of):
+            out.append(self.encoders[i].states([atoms_of(s) for s in states[lo:hi]]))
+            lo = hi
+        return np.concatenate(out, axis=0)
+
+
+class CachedStates:
+    """A :class:`SplitEncoder` that remembers the rows of states it has embedded, per problem
+    (pymimir state index), and embeds only the new ones, in one call to the wrapped encoder.
+
+    Beams of one problem often meet the same successors (on the SATr Blocksworld extrapolation
+    split about one successor in six is embedded before). At most ``max_bytes`` of rows are kept;
+    past that the cache starts afresh.
+    """
+
+    def __init__(self, inner: SplitEncoder, max_bytes: int = 64 << 20):
+        self.inner, self.max_bytes = inner, int(max_bytes)
+        self._rows: dict[tuple[int, int], np.ndarray] = {}
+        self._bytes = 0
+
+    def goals(self) -> np.ndarray:
+        return self.inner.goals()
+
+    def states(self, problem_of, states):
+        keys = [(int(i), s.get_index()) for i, s in zip(problem_of.tolist(), states)]
+        miss = [j for j, k in enumerate(keys) if k not in self._rows]
+        if len(miss) == len(keys):
+            out = self.inner.states(problem_of, states)
+        else:
+            new = self.inner.states(problem_of[miss], [states[j] for j in miss]) if miss else None
+            first = new if new is not None else next(iter(self._rows.values()))[None, :]
+            out = np.empty((len(keys), first.shape[1]), dtype=first.dtype)
+            fresh = dict(zip(miss, range(len(miss))))
+            for j, k in enumerate(keys):
+                out[j] = new[fresh[j]] if j in fresh else self._rows[k]
+        if miss:
+            if self._bytes + out[0].nbytes * len(miss) > self.max_bytes:
+                self._rows.clear()
+                self._bytes = 0
+            for j in miss:
+                self._rows[keys[j]] = out[j].copy()
+            self._bytes += out[0].nbytes * len(miss)
+        return out
+
+
+def problem_runs(problem_of: np.ndarray) -> list[tuple[int, int]]:
+    """``(problem, end)`` of each run of equal values in ``problem_of`` (M,): the rows
+    ``[previous end, end)`` belong to ``problem``."""
+    if len(problem_of) == 0:
+        return []
+    ends = np.flatnonzero(np.diff(problem_of)) + 1
+    return [(int(problem_of[e - 1]), int(e)) for e in [*ends.tolist(), len(problem_of)]]
+
+
+class TransitionScorer:
+    """:class:`SuccessorScorer` of an embedding-space transition model (state-centric paper,
+    Algorithm 1): a candidate's score is the distance of ``phi(s')`` to the model's target ``v_t``
+    for its beam's state (cosine in state mode, Euclidean in delta mode, :func:`distances`).
+
+    Per step: one ``model.step`` over every beam of every problem (each beam carries its
+    recurrent state and ``phi(s)``), one ``encoder.states`` call over every candidate.
+    """
+
+    def __init__(self, model: StepModel, encoder: SplitEncoder, metric: str):
+        self.model, self.encoder, self.metric = model, encoder, metric
+        self.phi_g = encoder.goals()
+
+    def start(self, problems, states):
+        return self.encoder.states(problems, states), self.model.initial_state(len(problems))
+
+    def score(self, ctx, beam_problem, successors, owner):
+        phi_cur, rec = ctx
+        targets, rec_next = self.model.step(phi_cur, self.phi_g[beam_problem], rec)
+        phi = self.encoder.states(beam_problem[owner], successors)
+        return distances(phi, targets[owner], self.metric), (phi, rec_next, owner)
+
+    def select(self, cand_ctx, chosen):
+        phi, rec_next, owner = cand_ctx
+        return phi[chosen], self.model.select(rec_next, owner[chosen])
 
 
 def decode(
@@ -130,72 +421,11 @@ def decode(
     time_limit: float = float("inf"),
     n_objects: int = 0,
 ) -> DecodeResult:
-    """Algorithm 1 with a beam: plan for a pymimir ``problem`` with a trained step model.
-
-    Per step: one model call for all beams (batch = beams), one ``encoder.states`` call for all
-    successors of all beams. Returns a :class:`DecodeResult`; never raises for a failed search.
-    """
-    start = time.perf_counter()
-    goal = problem.get_goal_condition()
-    metric = settings.resolved_metric(mode)
-    horizon = settings.horizon_for(n_objects)
-    init = problem.get_initial_state()
-    beams = [_Beam(init, [], frozenset([init]))]
-    phi_g = encoder.goal()[None, :]
-    phi_cur = encoder.states([atoms_of(init)])
-    rec = model.initial_state(1)
-    steps = 0
-    while True:
-        for b in beams:
-            if goal.holds(b.state):
-                return DecodeResult("solved", list(b.actions), steps, _per_step(start, steps))
-        if steps >= horizon:
-            return DecodeResult("unsolved", None, steps, _per_step(start, steps),
-                                f"goal not reached within horizon {horizon}")
-        if time.perf_counter() - start > time_limit:
-            return DecodeResult("timeout", None, steps, _per_step(start, steps),
-                                f"time limit {time_limit:g} s")
-        targets, rec_next = model.step(phi_cur, np.repeat(phi_g, len(beams), axis=0), rec)
-        owners, actions, succs = [], [], []
-        seen: set = set()
-        for i, b in enumerate(beams):
-            for a in sorted(b.state.generate_applicable_actions(), key=str):
-                s2 = a.apply(b.state)
-                if (not settings.revisit and s2 in b.visited) or (i, s2) in seen:
-                    continue
-                seen.add((i, s2))
-                owners.append(i)
-                actions.append(a)
-                succs.append(s2)
-        steps += 1
-        if not succs:
-            return DecodeResult("unsolved", None, steps, _per_step(start, steps),
-                                "dead end: every successor is on the beam path or none is applicable")
-        phi = encoder.states([atoms_of(s) for s in succs])
-        owner_idx = np.asarray(owners)
-        dist = distances(phi, targets[owner_idx], metric)
-        if settings.beam_score == "cumulative":
-            dist = dist + np.asarray([beams[i].score for i in owners])
-        order = np.argsort(dist, kind="stable")  # ties: candidate order (sorted action names)
-        chosen, taken = [], set()
-        for j in order:
-            if succs[j] in taken:  # two beams reaching one state: keep the better
-                continue
-            taken.add(succs[j])
-            chosen.append(int(j))
-            if len(chosen) == settings.beam_width:
-                break
-        beams = [
-            _Beam(succs[j], beams[owners[j]].actions + [str(actions[j])],
-                  beams[owners[j]].visited | {succs[j]}, float(dist[j]))
-            for j in chosen
-        ]
-        rec = model.select(rec_next, [owners[j] for j in chosen])
-        phi_cur = phi[chosen]
-
-
-def _per_step(start: float, steps: int) -> float:
-    return (time.perf_counter() - start) / max(1, steps)
+    """Algorithm 1 for ONE pymimir ``problem``: :func:`decode_lockstep` on a batch of one with a
+    :class:`TransitionScorer`. Per step: one model call for all beams, one ``encoder.states``
+    call for all successors. Never raises for a failed search."""
+    scorer = TransitionScorer(model, PerProblemEncoders([encoder]), settings.resolved_metric(mode))
+    return decode_lockstep([DecodeProblem(problem, n_objects, time_limit)], scorer, settings)[0]
 
 
 def hit_at_k(d_true: float, d_others: np.ndarray, ks: Sequence[int]) -> dict[str, float]:

@@ -33,7 +33,16 @@ from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
-from planarena.search.decoding import DecodeSettings, decode, rank_successors_along
+from planarena.search.decoding import (
+    CachedStates,
+    DecodeProblem,
+    DecodeSettings,
+    PerProblemEncoders,
+    TransitionScorer,
+    decode_lockstep,
+    problem_runs,
+    rank_successors_along,
+)
 
 ENCODINGS = ("wl", "fsf")
 MODELS = ("lstm", "xgb")
@@ -57,6 +66,25 @@ class _WLProblem:
         if self._goal is None:
             self._goal = self.embedder.embed_goal(self.problem_file)
         return self._goal
+
+
+class _WLSplit:
+    """The WL :class:`~planarena.search.decoding.SplitEncoder` of a lockstep batch: the successors
+    of every problem in ONE wlplan call, pymimir atoms mapped to wlplan atoms by index."""
+
+    def __init__(self, encoders: list[_WLProblem], problems: list):
+        self.encoders, self.problems = encoders, problems
+        self.embedder = encoders[0].embedder
+
+    def goals(self):
+        return np.stack([e.goal() for e in self.encoders])
+
+    def states(self, problem_of, states):
+        runs, lo = [], 0
+        for i, hi in problem_runs(problem_of):
+            runs.append((self.encoders[i].problem_file, self.problems[i], states[lo:hi]))
+            lo = hi
+        return self.embedder.embed_mimir_states(runs)
 
 
 class _FSFProblem:
@@ -103,6 +131,12 @@ class DomainEncoder:
             else:
                 self._cache[key] = _FSFProblem(self.impl.bind(key), goal_atoms)
         return self._cache[key]
+
+    def split(self, encoders: list, problems: list):
+        """The :class:`~planarena.search.decoding.SplitEncoder` of a lockstep batch over
+        :meth:`for_problem` encoders and their pymimir problems (rows of states met before are
+        reused: :class:`~planarena.search.decoding.CachedStates`)."""
+        return CachedStates(_WLSplit(encoders, problems) if self.encoding == "wl" else PerProblemEncoders(encoders))
 
     def trajectory(self, traj: Trajectory) -> tuple[np.ndarray, np.ndarray]:
         """``(states (T+1, D), goal (D,))`` of a stored trajectory."""
@@ -478,26 +512,52 @@ class StateCentric(Method):
         return {**out, "train_time_s": seconds} if seconds is not None else out
 
     # -- plan ------------------------------------------------------------------------------------
+    lockstep = True
+
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
-        """Beam-decode a plan (Algorithm 1); outcome diverged/error if the model did not train."""
-        domain = task.entry.domain
-        model = self._model(domain, seed)
-        if isinstance(model, tuple):
-            return Attempt("diverged" if model[0] == "diverged" else "error", failure_reason=model[1])
-        if isinstance(model, str):
-            return Attempt("error", failure_reason=model)
-        problem = load_problem(str(task.domain_file), str(task.problem_file))
+        """Beam-decode a plan (Algorithm 1): :meth:`solve_batch` of one task."""
+        return self.solve_batch([task], seed)[0]
+
+    def solve_batch(self, tasks: list[PlanningTask], seed: int) -> list[Attempt]:
+        """Beam-decode every task (one domain) in lockstep (:func:`~planarena.search.decoding.decode_lockstep`):
+        one model call and one embedding call per step for all their beams. Outcome diverged/error
+        for every task if the model did not train; ``unsolved`` for a problem that cannot be
+        encoded (e.g. an FSF problem with more objects than slots). ``wall_time`` is each
+        problem's share of the decoding time."""
         from planarena.core.pddl import goal_atoms
 
-        try:
-            enc = self.encoder(domain).for_problem(task.problem_file, goal_atoms(problem))
-        except ValueError as exc:  # e.g. an FSF problem with more objects than slots
-            return Attempt("unsolved", failure_reason=f"cannot encode: {exc}")
-        res = decode(problem, enc, model, self.mode, self.decode_settings, task.time_limit,
-                     n_objects=task.entry.objects)
-        return Attempt(res.outcome, res.plan, failure_reason=res.reason,
-                       extra={"steps": res.steps, "time_per_step_s": round(res.time_per_step_s, 5),
-                              "decode": self.decode_settings.__dict__, **self._cost_extra(domain, seed)})
+        domains = {t.entry.domain for t in tasks}
+        if len(domains) != 1:
+            raise ValueError(f"solve_batch: tasks of one domain expected, got {sorted(domains)}")
+        domain = domains.pop()
+        model = self._model(domain, seed)
+        if isinstance(model, tuple):
+            return [Attempt("diverged" if model[0] == "diverged" else "error", failure_reason=model[1]) for _ in tasks]
+        if isinstance(model, str):
+            return [Attempt("error", failure_reason=model) for _ in tasks]
+        attempts: list[Attempt | None] = [None] * len(tasks)
+        batch, encoders, problems = [], [], []
+        for k, task in enumerate(tasks):
+            problem = load_problem(str(task.domain_file), str(task.problem_file))
+            try:
+                enc = self.encoder(domain).for_problem(task.problem_file, goal_atoms(problem))
+                enc.goal()
+            except ValueError as exc:  # e.g. an FSF problem with more objects than slots
+                attempts[k] = Attempt("unsolved", failure_reason=f"cannot encode: {exc}")
+                continue
+            batch.append(k)
+            encoders.append(enc)
+            problems.append(problem)
+        if batch:
+            scorer = TransitionScorer(model, self.encoder(domain).split(encoders, problems),
+                                      self.decode_settings.resolved_metric(self.mode))
+            todo = [DecodeProblem(p, tasks[k].entry.objects, tasks[k].time_limit) for k, p in zip(batch, problems)]
+            cost = self._cost_extra(domain, seed)
+            for k, res in zip(batch, decode_lockstep(todo, scorer, self.decode_settings)):
+                attempts[k] = Attempt(res.outcome, res.plan, failure_reason=res.reason, wall_time=res.time_s,
+                                      extra={"steps": res.steps, "time_per_step_s": round(res.time_per_step_s, 5),
+                                             "decode": self.decode_settings.__dict__, **cost})
+        return attempts  # type: ignore[return-value]
 
     # -- rank_successors -------------------------------------------------------------------------
     def rank(self, traj: Trajectory, seed: int) -> dict:

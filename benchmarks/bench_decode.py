@@ -1,0 +1,195 @@
+"""Beam-decoding speed of the state-centric transition models: lockstep vs one problem at a time.
+
+Decodes every problem of a split with trained models of a planarena workspace (models loaded and
+problems parsed before timing) in two ways through the one decoder,
+:func:`planarena.search.decoding.decode_lockstep`:
+
+* ``single``: one problem at a time (a batch of one: the pre-lockstep cost structure);
+* ``lockstep``: every problem of the split advances together (one embedding call and one model
+  call per step for all beams of all problems).
+
+Per (method, domain, mode, threads) it prints the total decode time, the number of decoding steps
+(summed over problems), the time per step, the split of that time (pymimir successor generation,
+embedding, model call, selection and bookkeeping) and whether the plans of the two ways are
+identical. ``--json FILE`` writes the rows. Thread counts run in fresh processes (the thread
+variables must be set before numpy/torch/xgboost load).
+
+Workspace: any planarena workspace with trained ``state_centric`` methods and WL embeddings, e.g.
+the SATr workspace of ``benchmarks/satr_wl_xgb_delta.sh`` (Blocksworld and VisitAll, Table 6
+models, paper decoding: beam 3, horizon 100).
+
+Example::
+
+    python benchmarks/bench_decode.py --workspace /tmp/satr-ws --methods wl_xgb_delta wl_lstm_delta \\
+        --domains blocksworld visitall --split extrapolation --threads 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+class _Timed:
+    """Wraps an object and adds the wall time of the named methods to ``sink[key]``."""
+
+    def __init__(self, inner, sink: dict, names: dict[str, str]):
+        self._inner, self._sink, self._names = inner, sink, names
+
+    def __getattr__(self, name):
+        attr = getattr(self._inner, name)
+        key = self._names.get(name)
+        if key is None:
+            return attr
+
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                self._sink[key] = self._sink.get(key, 0.0) + time.perf_counter() - t
+
+        return timed
+
+
+def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: str, limit: int | None,
+            jobs: int = 1) -> dict:
+    """Decode ``split`` of ``domain`` with ``method_name``'s seed-``k`` model; returns one row."""
+    from planarena.config import Layout, get, load_params
+    from planarena.core.pddl import goal_atoms, load_problem
+    from planarena.core.problemset import ProblemSet
+    from planarena.runner.stages import build_method
+    from planarena.search.decoding import DecodeProblem, TransitionScorer, decode_lockstep
+
+    os.chdir(workspace)
+    params = load_params("params.yaml")
+    layout = Layout(root=Path("data"))
+    method = build_method(method_name, params, layout)
+    method.load(layout.models / method_name)
+    seed = int(get(params, "evaluation.seeds")[0])
+    model = method._model(domain, seed)
+    if not hasattr(model, "step"):
+        raise SystemExit(f"{workspace}: no trained {method_name} model for {domain}: {model}")
+    ps = ProblemSet(layout.problems)
+    entries = ps.select(domain=domain, split=split)[:limit]
+    problems = [load_problem(str(ps.domain_file(domain)), str(ps.problem_file(e))) for e in entries]
+    enc = method.encoder(domain)
+    encoders = [enc.for_problem(ps.problem_file(e), goal_atoms(p)) for e, p in zip(entries, problems)]
+    for e in encoders:  # goals embedded (and cached) before timing, like the coverage protocol does
+        e.goal()
+    settings = method.decode_settings
+    metric = settings.resolved_metric(method.mode)
+    todo = [DecodeProblem(p, e.objects) for e, p in zip(entries, problems)]
+    split_enc = enc.split(encoders, problems)
+    # warm-up: one short decode of the first problem (imports, lazy grounding of its first states)
+    decode_lockstep(todo[:1], TransitionScorer(model, split_enc, metric), type(settings)(**{**settings.__dict__, "horizon": 2}))
+    parts: dict = {}
+    timed_model = _Timed(model, parts, {"step": "model_s", "select": "model_s", "initial_state": "model_s"})
+    timed_enc = _Timed(split_enc, parts, {"states": "embedding_s"})
+    stats: dict = {}
+    start = time.perf_counter()
+    if mode == "lockstep" and jobs > 1:
+        # what the coverage protocol does with `jobs` processes: round-robin shards of the split,
+        # each decoded in lockstep in its own forked process (time split not collected)
+        from planarena.runner.executor import run_units
+
+        def shard(k: int):
+            idx = list(range(k, len(todo), jobs))
+            sub = enc.split([encoders[i] for i in idx], [problems[i] for i in idx])
+            return idx, decode_lockstep([todo[i] for i in idx], TransitionScorer(model, sub, metric), settings)
+
+        results = [None] * len(todo)
+        for idx, res in run_units(shard, list(range(jobs)), jobs=jobs):
+            for i, r in zip(idx, res):
+                results[i] = r
+    elif mode == "lockstep":
+        results = decode_lockstep(todo, TransitionScorer(timed_model, timed_enc, metric), settings, stats=stats)
+    else:
+        results = []
+        for k, item in enumerate(todo):
+            one = _Timed(enc.split([encoders[k]], [problems[k]]), parts, {"states": "embedding_s"})
+            results += decode_lockstep([item], TransitionScorer(timed_model, one, metric), settings, stats=stats)
+    total = time.perf_counter() - start
+    steps = sum(r.steps for r in results)
+    per = 1000.0 / max(1, steps)
+    return {
+        "method": method_name, "domain": domain, "split": split, "mode": mode,
+        "threads": int(os.environ.get("OMP_NUM_THREADS", "0") or 0), "jobs": jobs, "problems": len(todo),
+        "solved": sum(r.outcome == "solved" for r in results), "steps": steps,
+        "total_s": round(total, 3), "ms_per_step": round(total * per, 4),
+        "split_ms_per_step": {
+            "successors": round(stats.get("successors_s", 0) * per, 4),
+            "embedding": round(parts.get("embedding_s", 0) * per, 4),
+            "model": round(parts.get("model_s", 0) * per, 4),
+            "select_and_bookkeeping": round((total - stats.get("successors_s", 0) - parts.get("embedding_s", 0)
+                                             - parts.get("model_s", 0)) * per, 4),
+        },
+        "plans": [r.plan for r in results],
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workspace", type=Path, required=True)
+    ap.add_argument("--methods", nargs="+", default=["wl_xgb_delta"])
+    ap.add_argument("--domains", nargs="+", default=["blocksworld"])
+    ap.add_argument("--split", default="extrapolation")
+    ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    ap.add_argument("--modes", nargs="+", default=["single", "lockstep"], choices=["single", "lockstep"])
+    ap.add_argument("--limit", type=int, default=None, help="first N problems of the split")
+    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--jobs", nargs="+", type=int, default=[1],
+                    help="processes for lockstep mode (round-robin shards of the split, as the coverage protocol)")
+    ap.add_argument("--_child", nargs=5, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args._child:
+        method, domain, mode, limit, jobs = args._child
+        row = run_one(args.workspace.resolve(), method, domain, args.split, mode, int(limit) or None, int(jobs))
+        print("ROW " + json.dumps(row))
+        return 0
+    rows = []
+    for threads in args.threads:
+        env = {**os.environ, **{v: str(threads) for v in THREAD_VARS}}
+        for method in args.methods:
+            for domain in args.domains:
+                plans = {}
+                runs = [(m, j) for m in args.modes for j in (args.jobs if m == "lockstep" else [1])]
+                for mode, jobs in runs:
+                    out = subprocess.run([sys.executable, __file__, "--workspace", str(args.workspace), "--split",
+                                          args.split, "--_child", method, domain, mode, str(args.limit or 0),
+                                          str(jobs)],
+                                         env=env, capture_output=True, text=True)
+                    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("ROW ")), None)
+                    if line is None:
+                        print(out.stdout[-2000:], out.stderr[-4000:], file=sys.stderr)
+                        return 1
+                    row = json.loads(line[4:])
+                    plans[(mode, jobs)] = row.pop("plans")
+                    rows.append(row)
+                    sp = row["split_ms_per_step"]
+                    print(f"{method:15s} {domain:12s} {mode:8s} threads={threads} jobs={jobs} problems={row['problems']:3d} "
+                          f"solved={row['solved']:3d} steps={row['steps']:6d} total={row['total_s']:8.2f} s "
+                          f"{row['ms_per_step']:.3f} ms/step (successors {sp['successors']:.3f}, embedding "
+                          f"{sp['embedding']:.3f}, model {sp['model']:.3f}, select {sp['select_and_bookkeeping']:.3f})",
+                          flush=True)
+                if len(plans) > 1:
+                    first = next(iter(plans.values()))
+                    same = all(p == first for p in plans.values())
+                    print(f"{method:15s} {domain:12s} plans identical ({', '.join(f'{m} jobs={j}' for m, j in plans)}): "
+                          f"{same}", flush=True)
+                    for row in rows[-len(plans):]:
+                        row["plans_identical"] = same
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
