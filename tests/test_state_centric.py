@@ -114,3 +114,62 @@ def test_pool_models_use_their_own_settings_and_seeds(tmp_path):
     assert m._pool_seeds() == [14]
     params["transition_models"]["pool"]["seeds"] = None
     assert m._pool_seeds() == [int(s) for s in params["evaluation"]["seeds"]]
+
+
+@pytest.mark.parametrize("name", ["wl_lstm_delta", "wl_xgb_state", "fsf_lstm_delta"])
+def test_lockstep_decoding_is_one_problem_at_a_time(pipeline, name, monkeypatch):
+    """Issue 10: every held-out problem of a domain decoded in one lockstep batch gets the plan,
+    outcome and step count it gets alone, and the decoder sees the same candidate scores at every
+    step: bit-identical for XGBoost (rows are independent); for the LSTM, which steps in float64
+    because torch's CPU matrix products round differently for another batch size, equal to
+    float32 precision (``LSTMTransitionModel._step_net``)."""
+    import copy
+
+    import numpy as np
+
+    from planarena.methods.base import PlanningTask
+    from planarena.methods.state_centric import method as sc
+
+    params, layout = pipeline
+    params = copy.deepcopy(params)
+    block = params["methods"][name]
+    params["methods"][name] = {**block, "model_params": FAST[block["model"]]}
+    assert run_train_stage(params, layout, name)["status"] == "ok"
+    seen: list[dict] = []
+
+    class Recording(sc.TransitionScorer):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self.log: dict = {}
+            seen.append(self.log)
+
+        def score(self, ctx, beam_problem, successors, owner):
+            scores, cand = super().score(ctx, beam_problem, successors, owner)
+            for i in np.unique(beam_problem[owner]):
+                self.log.setdefault(int(i), []).append(scores[beam_problem[owner] == i])
+            return scores, cand
+
+    monkeypatch.setattr(sc, "TransitionScorer", Recording)
+    method = build_method(name, params, layout)
+    method.load(layout.models / name)
+    ps = ProblemSet(layout.problems)
+    for domain in ("blocksworld", "visitall"):
+        entries = [e for e in ps.select(domain=domain) if e.split != "train"]
+        tasks = [PlanningTask(e, ps.domain_file(domain), ps.problem_file(e), 60.0) for e in entries]
+        seen.clear()
+        together = method.solve_batch(tasks, 13)
+        batch_log = seen[0]
+        seen.clear()
+        alone = [method.solve(t, 13) for t in tasks]
+        assert len(tasks) > 2 and len(seen) == len(tasks)
+        for k, (a, b) in enumerate(zip(together, alone)):
+            assert (a.outcome, a.plan, a.extra["steps"]) == (b.outcome, b.plan, b.extra["steps"]), entries[k]
+            mine, ref = batch_log.get(k, []), seen[k].get(0, [])
+            assert len(mine) == len(ref) == a.extra["steps"] - (a.outcome == "unsolved" and "dead end" in
+                                                                (a.failure_reason or ""))
+            for x, y in zip(mine, ref):
+                if block["model"] == "xgb":
+                    assert x.tobytes() == y.tobytes(), f"{entries[k].key}: scores differ in a batch"
+                else:
+                    np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
+        assert sum(a.extra["steps"] for a in together) > len(tasks)  # the batch did decode

@@ -248,12 +248,30 @@ class LSTMTransitionModel(TransitionModel):
         return total / max(n, 1)
 
     # -- inference -------------------------------------------------------------------------------
+    def _step_net(self):
+        """The network :meth:`step` runs: a float64 copy of the trained float32 weights, made once.
+
+        Why float64: torch's CPU matrix products round differently for different batch sizes,
+        so in float32 a beam's target would depend on how many other beams (of other problems,
+        under lockstep decoding) share the call, and exact ties between candidates of different
+        beams would be broken by that rounding. In float64 those differences (~1e-16) vanish when
+        the output is rounded to float32: a problem decodes the same alone or in any batch
+        (``tests/test_state_centric.py::test_lockstep_decoding_is_one_problem_at_a_time``).
+        """
+        import copy
+
+        cached = getattr(self, "_net64", None)
+        if cached is None or cached[0] is not self.net:
+            cached = self._net64 = (self.net, copy.deepcopy(self.net).double().eval())
+        return cached[1]
+
     def initial_state(self, batch_size: int):
-        """Zero ``(h, c)``, each ``(layers, batch_size, hidden)`` float32 (what training starts from)."""
+        """Zero ``(h, c)``, each ``(layers, batch_size, hidden)`` float64 (what training starts
+        from; :meth:`step` computes in float64, see :meth:`_step_net`)."""
         import torch
 
         shape = (int(self.params["layers"]), int(batch_size), int(self.params["hidden"]))
-        return (torch.zeros(shape), torch.zeros(shape))
+        return (torch.zeros(shape, dtype=torch.float64), torch.zeros(shape, dtype=torch.float64))
 
     def select(self, rec_state, indices):
         """``(h, c)`` restricted/reordered to batch positions ``indices`` (``index_select`` on dim 1)."""
@@ -275,8 +293,11 @@ class LSTMTransitionModel(TransitionModel):
             rec_state = self.initial_state(len(phi_s))
         if rec_state[0].shape[1] != len(phi_s):
             raise ValueError(f"recurrent state is for batch {rec_state[0].shape[1]}, phi_s has {len(phi_s)} rows")
+        net = self._step_net()
+        rec_state = tuple(t.double() for t in rec_state)
         with torch.no_grad():
-            pred, new = self.net(torch.tensor(x)[:, None, :], torch.tensor(g), rec_state)
+            pred, new = net(torch.tensor(x, dtype=torch.float64)[:, None, :],
+                            torch.tensor(g, dtype=torch.float64), rec_state)
         return self._targets(phi_s, pred[:, 0, :].numpy()), new
 
     def predict_teacher_forced(self, states, goal, include_last: bool = False):
