@@ -6,7 +6,10 @@ problems parsed before timing) in two ways through the one decoder,
 
 * ``single``: one problem at a time (a batch of one: the pre-lockstep cost structure);
 * ``lockstep``: every problem of the split advances together (one embedding call and one model
-  call per step for all beams of all problems).
+  call per step for all beams of all problems); ``--jobs N`` deals the split round-robin into N
+  shards decoded in N forked processes, as the coverage protocol does with ``jobs``;
+* ``decode``: the one-problem API :func:`planarena.search.decoding.decode`, which exists before and
+  after lockstep decoding: ``PYTHONPATH=<checkout of 63421e0>/src`` times the pre-lockstep decoder.
 
 Per (method, domain, mode, threads) it prints the total decode time, the number of decoding steps
 (summed over problems), the time per step, the split of that time (pymimir successor generation,
@@ -66,7 +69,10 @@ def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: st
     from planarena.core.pddl import goal_atoms, load_problem
     from planarena.core.problemset import ProblemSet
     from planarena.runner.stages import build_method
-    from planarena.search.decoding import DecodeProblem, TransitionScorer, decode_lockstep
+    try:
+        from planarena.search.decoding import DecodeProblem, TransitionScorer, decode_lockstep
+    except ImportError:  # a checkout from before lockstep decoding: only mode "decode" runs
+        DecodeProblem = TransitionScorer = decode_lockstep = None
 
     os.chdir(workspace)
     params = load_params("params.yaml")
@@ -86,13 +92,19 @@ def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: st
         e.goal()
     settings = method.decode_settings
     metric = settings.resolved_metric(method.mode)
-    todo = [DecodeProblem(p, e.objects) for e, p in zip(entries, problems)]
-    split_enc = enc.split(encoders, problems)
-    # warm-up: one short decode of the first problem (imports, lazy grounding of its first states)
-    decode_lockstep(todo[:1], TransitionScorer(model, split_enc, metric), type(settings)(**{**settings.__dict__, "horizon": 2}))
+    if mode == "decode":
+        from types import SimpleNamespace
+
+        todo = [SimpleNamespace(problem=p, n_objects=e.objects) for e, p in zip(entries, problems)]
+    else:
+        todo = [DecodeProblem(p, e.objects) for e, p in zip(entries, problems)]
+        split_enc = enc.split(encoders, problems)
+        # warm-up: one short decode of the first problem (imports, lazy grounding of its first states)
+        decode_lockstep(todo[:1], TransitionScorer(model, split_enc, metric),
+                        type(settings)(**{**settings.__dict__, "horizon": 2}))
     parts: dict = {}
     timed_model = _Timed(model, parts, {"step": "model_s", "select": "model_s", "initial_state": "model_s"})
-    timed_enc = _Timed(split_enc, parts, {"states": "embedding_s"})
+    timed_enc = _Timed(split_enc, parts, {"states": "embedding_s"}) if mode != "decode" else None
     stats: dict = {}
     start = time.perf_counter()
     if mode == "lockstep" and jobs > 1:
@@ -101,14 +113,28 @@ def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: st
         from planarena.runner.executor import run_units
 
         def shard(k: int):
+            t = time.perf_counter()
             idx = list(range(k, len(todo), jobs))
             sub = enc.split([encoders[i] for i in idx], [problems[i] for i in idx])
-            return idx, decode_lockstep([todo[i] for i in idx], TransitionScorer(model, sub, metric), settings)
+            res = decode_lockstep([todo[i] for i in idx], TransitionScorer(model, sub, metric), settings)
+            return idx, res, time.perf_counter() - t
 
         results = [None] * len(todo)
-        for idx, res in run_units(shard, list(range(jobs)), jobs=jobs):
+        shard_s = []
+        for idx, res, seconds in run_units(shard, list(range(jobs)), jobs=jobs):
+            shard_s.append(round(seconds, 3))
             for i, r in zip(idx, res):
                 results[i] = r
+        stats["shard_s"] = shard_s
+    elif mode == "decode":
+        # the public one-problem API, which exists before and after lockstep decoding: with
+        # PYTHONPATH=<checkout of 63421e0>/src this times the pre-lockstep decoder
+        from planarena.search.decoding import decode
+
+        results = []
+        for k, item in enumerate(todo):
+            one = _Timed(encoders[k], parts, {"states": "embedding_s"})
+            results.append(decode(item.problem, one, timed_model, method.mode, settings, n_objects=item.n_objects))
     elif mode == "lockstep":
         results = decode_lockstep(todo, TransitionScorer(timed_model, timed_enc, metric), settings, stats=stats)
     else:
@@ -131,6 +157,7 @@ def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: st
             "select_and_bookkeeping": round((total - stats.get("successors_s", 0) - parts.get("embedding_s", 0)
                                              - parts.get("model_s", 0)) * per, 4),
         },
+        "shard_s": stats.get("shard_s"),
         "plans": [r.plan for r in results],
     }
 
@@ -142,8 +169,9 @@ def main(argv=None) -> int:
     ap.add_argument("--domains", nargs="+", default=["blocksworld"])
     ap.add_argument("--split", default="extrapolation")
     ap.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    ap.add_argument("--modes", nargs="+", default=["single", "lockstep"], choices=["single", "lockstep"])
+    ap.add_argument("--modes", nargs="+", default=["single", "lockstep"], choices=["single", "lockstep", "decode"])
     ap.add_argument("--limit", type=int, default=None, help="first N problems of the split")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per row; the row of the median total is kept")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--jobs", nargs="+", type=int, default=[1],
                     help="processes for lockstep mode (round-robin shards of the split, as the coverage protocol)")
@@ -162,23 +190,28 @@ def main(argv=None) -> int:
                 plans = {}
                 runs = [(m, j) for m in args.modes for j in (args.jobs if m == "lockstep" else [1])]
                 for mode, jobs in runs:
-                    out = subprocess.run([sys.executable, __file__, "--workspace", str(args.workspace), "--split",
-                                          args.split, "--_child", method, domain, mode, str(args.limit or 0),
-                                          str(jobs)],
-                                         env=env, capture_output=True, text=True)
-                    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("ROW ")), None)
-                    if line is None:
-                        print(out.stdout[-2000:], out.stderr[-4000:], file=sys.stderr)
-                        return 1
-                    row = json.loads(line[4:])
+                    reps = []
+                    for _ in range(max(1, args.repeat)):
+                        out = subprocess.run([sys.executable, __file__, "--workspace", str(args.workspace), "--split",
+                                              args.split, "--_child", method, domain, mode, str(args.limit or 0),
+                                              str(jobs)],
+                                             env=env, capture_output=True, text=True)
+                        line = next((ln for ln in out.stdout.splitlines() if ln.startswith("ROW ")), None)
+                        if line is None:
+                            print(out.stdout[-2000:], out.stderr[-4000:], file=sys.stderr)
+                            return 1
+                        reps.append(json.loads(line[4:]))
+                    reps.sort(key=lambda r: r["total_s"])
+                    row = reps[len(reps) // 2]
+                    row["repeats_total_s"] = [r["total_s"] for r in reps]
                     plans[(mode, jobs)] = row.pop("plans")
                     rows.append(row)
                     sp = row["split_ms_per_step"]
                     print(f"{method:15s} {domain:12s} {mode:8s} threads={threads} jobs={jobs} problems={row['problems']:3d} "
                           f"solved={row['solved']:3d} steps={row['steps']:6d} total={row['total_s']:8.2f} s "
                           f"{row['ms_per_step']:.3f} ms/step (successors {sp['successors']:.3f}, embedding "
-                          f"{sp['embedding']:.3f}, model {sp['model']:.3f}, select {sp['select_and_bookkeeping']:.3f})",
-                          flush=True)
+                          f"{sp['embedding']:.3f}, model {sp['model']:.3f}, select {sp['select_and_bookkeeping']:.3f})"
+                          + (f" shards {row['shard_s']} s" if row.get("shard_s") else ""), flush=True)
                 if len(plans) > 1:
                     first = next(iter(plans.values()))
                     same = all(p == first for p in plans.values())

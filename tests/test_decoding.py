@@ -220,3 +220,115 @@ def test_rank_successors_embeds_a_trajectory_in_one_call():
     enc.calls = 0
     out = rank_successors_along(problem, plan, enc, oracle, "delta")
     assert enc.calls == 1 and oracle.calls == len(plan) and out["hit@1"] == 1.0
+
+
+# ------------------------------------------------------------------------------------------------
+# Lockstep decoding against the pre-lockstep one-problem decoder (issue 10)
+# ------------------------------------------------------------------------------------------------
+
+
+def reference_decode(problem, encoder, model, settings):
+    """The one-problem beam decoder as it was before lockstep decoding (commit 63421e0), kept as
+    the oracle: plan or None, steps taken."""
+    goal = problem.get_goal_condition()
+    metric = settings.resolved_metric("delta")
+    init = problem.get_initial_state()
+    beams = [(init, [], frozenset([init]), 0.0)]
+    phi_g = encoder.goal()[None, :]
+    phi_cur = encoder.states([atoms_of(init)])
+    rec = model.initial_state(1)
+    steps = 0
+    while True:
+        for state, actions, _, _ in beams:
+            if goal.holds(state):
+                return list(actions), steps
+        if steps >= settings.horizon:
+            return None, steps
+        targets, rec_next = model.step(phi_cur, np.repeat(phi_g, len(beams), axis=0), rec)
+        owners, acts, succs, seen = [], [], [], set()
+        for i, (state, _, visited, _) in enumerate(beams):
+            for a in sorted(state.generate_applicable_actions(), key=str):
+                s2 = a.apply(state)
+                if (not settings.revisit and s2 in visited) or (i, s2) in seen:
+                    continue
+                seen.add((i, s2))
+                owners.append(i)
+                acts.append(a)
+                succs.append(s2)
+        steps += 1
+        if not succs:
+            return None, steps
+        phi = encoder.states([atoms_of(s) for s in succs])
+        dist = distances(phi, targets[np.asarray(owners)], metric)
+        if settings.beam_score == "cumulative":
+            dist = dist + np.asarray([beams[i][3] for i in owners])
+        chosen, taken = [], set()
+        for j in np.argsort(dist, kind="stable"):
+            if succs[j] in taken:
+                continue
+            taken.add(succs[j])
+            chosen.append(int(j))
+            if len(chosen) == settings.beam_width:
+                break
+        beams = [(succs[j], beams[owners[j]][1] + [str(acts[j])], beams[owners[j]][2] | {succs[j]}, float(dist[j]))
+                 for j in chosen]
+        rec = model.select(rec_next, [owners[j] for j in chosen])
+        phi_cur = phi[chosen]
+
+
+class _Linear:
+    """A deterministic stateful 'model': v = phi_s @ W + phi_g @ U + 0.1 * h, h carried per beam
+    (exercises the recurrent-state bookkeeping of lockstep batches)."""
+
+    def __init__(self, dim, seed):
+        rng = np.random.default_rng(seed)
+        self.W = rng.normal(size=(dim, dim)).astype(np.float32)
+        self.U = rng.normal(size=(dim, dim)).astype(np.float32)
+
+    def initial_state(self, b):
+        return np.zeros((b, self.W.shape[0]), dtype=np.float32)
+
+    def select(self, rec, idx):
+        return rec[np.asarray(idx, dtype=np.int64)]
+
+    def step(self, phi_s, phi_g, rec):
+        # row by row, so that a row's numbers cannot depend on the batch it is in
+        out = np.stack([phi_s[i] @ self.W + phi_g[i] @ self.U + 0.1 * rec[i] for i in range(len(phi_s))])
+        return out.astype(np.float32), out.astype(np.float32)
+
+
+@pytest.mark.parametrize("beam_score", ["step", "cumulative"])
+def test_lockstep_batch_equals_reference_one_problem_decoder(tmp_path, beam_score):
+    """Several gripper and blocksworld problems decoded in ONE lockstep batch give exactly the
+    plans (and step counts) of the pre-lockstep decoder run on each alone, with a recurrent
+    model, beams meeting the same states, dead ends and horizons."""
+    from planarena.search.decoding import DecodeProblem, PerProblemEncoders, TransitionScorer, decode_lockstep
+
+    cases = []
+    for domain, sizes in (("gripper", (2, 3, 4)), ("blocksworld", (3, 4, 5))):
+        gen, dom, _ = GENERATORS[domain]
+        (tmp_path / f"{domain}.pddl").write_text(_domain_text(dom))
+        for k, n in enumerate(sizes):
+            for seed in range(2):
+                f = tmp_path / f"{domain}-{n}-{seed}.pddl"
+                f.write_text(gen(n, seed))
+                cases.append((str(tmp_path / f"{domain}.pddl"), str(f)))
+    problems = [load_problem(d, f) for d, f in cases]
+    settings = DecodeSettings(horizon=12, beam_width=3, beam_score=beam_score)
+    outcomes = []
+    for dom in ("gripper", "blocksworld"):  # one model per domain: a batch of its six problems
+        idx = [i for i, (d, _) in enumerate(cases) if d.endswith(f"{dom}.pddl")]
+        vocab = set().union(*(_vocab(problems[i]) for i in idx))
+        encoders = [OneHot(vocab, [str(lit.get_atom()) for lit in problems[i].get_goal_condition().get_literals()])
+                    for i in idx]
+        model = _Linear(len(vocab), seed=7)
+        scorer = TransitionScorer(model, PerProblemEncoders(encoders), "euclidean")
+        got = decode_lockstep([DecodeProblem(problems[i]) for i in idx], scorer, settings)
+        assert len(got) == 6
+        for i, enc, res in zip(idx, encoders, got):
+            plan, steps = reference_decode(problems[i], enc, model, settings)
+            assert (res.plan, res.steps) == (plan, steps), cases[i]
+            assert (res.outcome == "solved") == (plan is not None)
+            outcomes.append(res.outcome)
+    # the batches mix problems that end early (solved) and ones that run to the horizon
+    assert "solved" in outcomes and "unsolved" in outcomes, outcomes
