@@ -188,7 +188,10 @@ def main(argv=None) -> int:
         for method in args.methods:
             for domain in args.domains:
                 plans = {}
-                runs = [(m, j) for m in args.modes for j in (args.jobs if m == "lockstep" else [1])]
+                # forked workers of a process whose BLAS/OpenMP pools already run several threads can
+                # hang: as in the harness (runner.entry.pin_threads), jobs > 1 runs one thread each
+                runs = [(m, j) for m in args.modes for j in (args.jobs if m == "lockstep" else [1])
+                        if j == 1 or threads == 1]
                 for mode, jobs in runs:
                     reps = []
                     for _ in range(max(1, args.repeat)):

@@ -164,7 +164,6 @@ def decode_lockstep(
     problems: Sequence[DecodeProblem],
     scorer: SuccessorScorer,
     settings: DecodeSettings,
-    progress: Callable[[int], None] | None = None,
     stats: dict | None = None,
 ) -> list[DecodeResult]:
     """Beam decoding (Algorithm 1 of the state-centric paper) of many problems in lockstep.
@@ -176,8 +175,7 @@ def decode_lockstep(
     batch. Per problem, the result is the one it gets decoded alone: candidates are ordered by
     beam, then by action name; ties in score keep that order; a state reached from two beams is
     kept once, from the better. ``settings.beam_score="cumulative"`` adds each beam's score to
-    its candidates'. ``progress(k)`` is called with the number of problems that finished.
-    ``stats``, if given, accumulates wall seconds: ``successors_s`` (pymimir successor
+    its candidates'. ``stats``, if given, accumulates wall seconds: ``successors_s`` (pymimir successor
     generation), ``scoring_s`` (``scorer.score``: embedding and model call), ``select_s`` (beam
     selection, goal tests, ``scorer.select``), and ``lockstep_steps`` / ``problem_steps``.
 
@@ -194,8 +192,6 @@ def decode_lockstep(
     def finish(i: int, outcome: str, plan=None, reason=None) -> None:
         k = int(steps[i])
         results[i] = DecodeResult(outcome, plan, k, float(used[i]) / max(1, k), reason, time_s=float(used[i]))
-        if progress is not None:
-            progress(1)
 
     def ended(i: int, beams_i: list[_Beam]) -> bool:
         """The checks at the top of Algorithm 1's loop: goal, horizon, time limit."""
@@ -264,7 +260,7 @@ def decode_lockstep(
                 chosen.append(int(j))
                 if len(chosen) == settings.beam_width:
                     break
-            next_beams.extend(_Beam(succs[j], beams[owners[j]].actions + [str(actions[j])],
+            next_beams.extend(_Beam(succs[j], beams[owners[j]].actions + [names[i][actions[j].get_index()]],
                                     beams[owners[j]].visited | {succs[j]}, float(scores[j])) for j in chosen)
             next_problem.extend([i] * len(chosen))
             chosen_all.extend(chosen)
@@ -292,7 +288,7 @@ def decode_lockstep(
                                ("select_s", t_end - t_select), ("lockstep_steps", 1),
                                ("problem_steps", len(active))):
                 stats[key] = stats.get(key, 0) + value
-    return [r for r in results]  # type: ignore[misc]
+    return results  # type: ignore[return-value]
 
 
 def _by_name(actions: Sequence[Any], names: dict[int, str]) -> list[Any]:
