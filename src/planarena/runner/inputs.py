@@ -89,6 +89,7 @@ DATA_STAGES = ("generate", "plan", "trajectories", "embed_wl", "embed_text", "ac
 # ------------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=None)
 def module_file(name: str) -> Path | None:
     """Source file of the ``planarena`` module ``name`` (``__init__.py`` for a package), or None."""
     if name != PACKAGE and not name.startswith(PACKAGE + "."):
@@ -108,6 +109,12 @@ def _parse(path: Path) -> tuple[str, ast.Module]:
     times; a stage process sees one version of each file)."""
     text = path.read_text()
     return text, ast.parse(text)
+
+
+@functools.lru_cache(maxsize=None)
+def _module_imports(name: str) -> frozenset[str]:
+    """:func:`_imports` of module ``name`` (cached per process, like :func:`_parse`)."""
+    return frozenset(_imports(name, _parse(module_file(name))[1]))
 
 
 def _imports(name: str, tree: ast.AST) -> set[str]:
@@ -145,8 +152,18 @@ def import_closure(roots: list[str]) -> list[str]:
         if name in seen or module_file(name) is None:
             continue
         seen.add(name)
-        todo.extend(_imports(name, _parse(module_file(name))[1]) - seen)
+        todo.extend(_module_imports(name) - seen)
     return sorted(seen)
+
+
+@functools.lru_cache(maxsize=None)
+def _module_hash(name: str, cut_registry: bool, registry_name: str | None) -> str:
+    """AST hash of module ``name``; with ``cut_registry`` its ``REGISTRY`` keeps only the entry
+    ``registry_name`` (cached per process: the 28 method stages share most modules)."""
+    tree = _parse(module_file(name))[1]
+    if cut_registry:
+        tree = _registry_entry_only(copy.deepcopy(tree), registry_name)
+    return _code_hash(tree)
 
 
 def _code_hash(tree: ast.AST) -> str:
@@ -184,10 +201,7 @@ def code_fingerprint(roots: list[str], script: str | None = None, registry_name:
     dirs: set[Path] = set()
     for name in import_closure(roots):
         path = module_file(name)
-        text, tree = _parse(path)
-        if "REGISTRY" in text:
-            tree = _registry_entry_only(copy.deepcopy(tree), registry_name)
-        out[name] = _code_hash(tree)
+        out[name] = _module_hash(name, "REGISTRY" in _parse(path)[0], registry_name)
         dirs.add(path.parent)
     for d in sorted(dirs):
         for f in sorted(d.iterdir()):
