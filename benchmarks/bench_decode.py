@@ -173,6 +173,8 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N problems of the split")
     ap.add_argument("--repeat", type=int, default=1, help="runs per row; the row of the median total is kept")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--plans", type=Path, default=None,
+                    help="write the plans of every row here (JSON), e.g. to compare two checkouts")
     ap.add_argument("--jobs", nargs="+", type=int, default=[1],
                     help="processes for lockstep mode (round-robin shards of the split, as the coverage protocol)")
     ap.add_argument("--_child", nargs=5, default=None, help=argparse.SUPPRESS)
@@ -183,6 +185,7 @@ def main(argv=None) -> int:
         print("ROW " + json.dumps(row))
         return 0
     rows = []
+    all_plans: dict[str, list] = {}
     for threads in args.threads:
         env = {**os.environ, **{v: str(threads) for v in THREAD_VARS}}
         for method in args.methods:
@@ -208,6 +211,7 @@ def main(argv=None) -> int:
                     row = reps[len(reps) // 2]
                     row["repeats_total_s"] = [r["total_s"] for r in reps]
                     plans[(mode, jobs)] = row.pop("plans")
+                    all_plans[f"{method} {domain} {mode} threads={threads} jobs={jobs}"] = plans[(mode, jobs)]
                     rows.append(row)
                     sp = row["split_ms_per_step"]
                     print(f"{method:15s} {domain:12s} {mode:8s} threads={threads} jobs={jobs} problems={row['problems']:3d} "
@@ -224,6 +228,8 @@ def main(argv=None) -> int:
                         row["plans_identical"] = same
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    if args.plans:
+        args.plans.write_text(json.dumps(all_plans, indent=0) + "\n")
     return 0
 
 
