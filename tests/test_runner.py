@@ -100,7 +100,11 @@ def test_method_inputs_name_what_the_method_reads(tmp_path):
     assert set(emb["data"]) == {"acp", "embeddings/acp"}
     assert "transition_models" not in str(sorted(emb["params"]))
     sc = inputs.method_inputs("evaluate", "wl_xgb_delta", params, layout)
-    assert {"problems", "trajectories", "embeddings/wl"} <= set(sc["data"]) and "evaluation" in sc["params"]
+    assert {"problems", "trajectories", "embeddings/wl"} <= set(sc["data"])
+    assert {"evaluation.splits", "evaluation.seeds", "evaluation.time_limit", "evaluation.lockstep_batch"} <= set(sc["params"])
+    # lockstep batching is read by lockstep methods only
+    fd = inputs.method_inputs("evaluate", "fd_lama", params, layout)
+    assert "evaluation.time_limit" in fd["params"] and "evaluation.lockstep_batch" not in fd["params"]
     assert not any("embedplan.method" in m for m in sc["code"])
     # jobs never matters
     assert "jobs" not in str(emb) and "jobs" not in str(sc["params"])

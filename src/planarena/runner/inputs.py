@@ -68,7 +68,9 @@ STAGES: dict[str, StageSpec] = {
     "embed_acp": StageSpec("planarena.features.text.acp:run_stage", "stages/embed_acp.py",
                            ("acp.domains", "acp.encoders", "embed_text")),
     "train": StageSpec("planarena.runner.stages:run_train_stage", "stages/train.py"),
-    "evaluate": StageSpec("planarena.runner.stages:run_evaluate_stage", "stages/evaluate.py", ("evaluation",)),
+    # `evaluation.lockstep_batch` only for lockstep methods (method_inputs); `jobs` for none
+    "evaluate": StageSpec("planarena.runner.stages:run_evaluate_stage", "stages/evaluate.py",
+                          ("evaluation.splits", "evaluation.seeds", "evaluation.time_limit")),
     # the leaderboard's Info section shows a hash of the whole resolved params
     "report": StageSpec("planarena.report.leaderboard:run_stage", "stages/report.py", ("*",)),
 }
@@ -283,6 +285,8 @@ def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> di
     spec = STAGES[stage]
     learns = stage != "train" or cls.train is not Method.train
     keys = (f"methods.{instance}",) + (("evaluation.seeds", *method.uses_params) + spec.params if learns else ())
+    if stage == "evaluate" and cls.lockstep:
+        keys += ("evaluation.lockstep_batch",)
     roots = [_entry_module(spec), REGISTRY[registered].partition(":")[0]]
     return {
         "stage": f"{stage}@{instance}",

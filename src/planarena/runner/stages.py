@@ -108,13 +108,15 @@ def _manifest_digest(layout: Layout) -> str:
 
 def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
     """Fingerprint of everything that changes this method's results: its params block, the params
-    keys it declares in ``uses_params``, the evaluation settings, the problem manifest and its
-    trained model's ``train.json``."""
+    keys it declares in ``uses_params``, the evaluation settings (not ``lockstep_batch``: a
+    problem's plan does not depend on its batch), the problem manifest and its trained model's
+    ``train.json``."""
     train_json = layout.models / method.name / "train.json"
     parts = {
         "method": method.config,
         "uses": {k: get(params, k, None) for k in method.uses_params},
-        "evaluation": {k: v for k, v in get(params, "evaluation").items() if k != "jobs"},
+        # how attempts are batched and spread over processes does not change them
+        "evaluation": {k: v for k, v in get(params, "evaluation").items() if k not in ("jobs", "lockstep_batch")},
         "manifest": _manifest_digest(layout),
         # training facts minus timings: retraining to the same model keeps the records
         "model": {k: v for k, v in json.loads(train_json.read_text()).items() if not k.endswith("_s")}
