@@ -90,10 +90,12 @@ def test_normalise_action():
 
 def test_validator_accepts_and_rejects_with_reasons():
     plan = read_plan_file(TINY / "three.plan")
-    assert validate_plan(DOMAIN, THREE, plan).valid
+    ok = validate_plan(DOMAIN, THREE, plan)
+    assert ok.valid and ok.cost == 4.0
     short = validate_plan(DOMAIN, THREE, plan[:-1])
-    assert not short.valid and "UNSATISFIED_GOALS" in short.reason
+    assert not short.valid and short.reason == "goal not reached after 3 steps: (on a b) does not hold"
     bad = validate_plan(DOMAIN, THREE, ["(pick-up a)"])
-    assert not bad.valid and "INAPPLICABLE_ACTION" in bad.reason
+    assert not bad.valid and bad.step == 1
+    assert bad.reason == "step 1: (pick-up a): precondition (clear a) does not hold"  # b is on a
     unknown = validate_plan(DOMAIN, THREE, ["(fly a)"])
-    assert not unknown.valid and "fly" in unknown.reason
+    assert not unknown.valid and unknown.step == 1 and "unknown action 'fly'" in unknown.reason

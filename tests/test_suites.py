@@ -54,7 +54,8 @@ def test_missing_external_suite_dir_names_the_param(smoke_params, layout, tmp_pa
 
 def _fake_suite(root, problem_name="three.pddl", problem_text=None, gz=False):
     d = root / "tiny"
-    (d / "train").mkdir(parents=True)
+    for split in ("train", "validation", "interpolation", "extrapolation"):
+        (d / split).mkdir(parents=True)
     (d / "domain.pddl").write_text((TINY / "domain.pddl").read_text())
     text = problem_text or (TINY / "three.pddl").read_text()
     if gz:
@@ -77,7 +78,8 @@ def test_ipc_layout_with_gzipped_problem(smoke_params, layout, tmp_path):
     root = tmp_path / "ipc"
     d = root / "tiny"
     (d / "training" / "easy").mkdir(parents=True)
-    (d / "testing" / "hard").mkdir(parents=True)
+    for folder in ("testing/easy", "testing/medium", "testing/hard"):
+        (d / folder).mkdir(parents=True)
     (d / "domain.pddl").write_text((TINY / "domain.pddl").read_text())
     (d / "training" / "easy" / "p01.pddl").write_text((TINY / "three.pddl").read_text())
     with gzip.open(d / "testing" / "hard" / "p02.pddl.gz", "wt") as fh:

@@ -8,22 +8,47 @@ Examples::
     planarena report                 # render reports/ from existing data/results
     planarena stage plan             # run one DVC stage's code outside DVC
     planarena methods                # list registered methods and their tasks
+
+Exit codes (also in ``planarena --help``): 0 success (a valid plan, a finished stage); 1 bad input
+(one ``error: <file>: ...`` line per problem, no traceback; ``--debug`` or ``PLANARENA_DEBUG=1``
+shows it), an invalid plan, or no valid plan found; 2 wrong command-line usage.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from planarena.config import ConfigError, load_params
-from planarena.runner.entry import pin_threads, stage_main
+from planarena.config import load_params
+from planarena.runner.entry import INPUT_ERRORS, pin_threads, report_input_error, stage_main
 from planarena.runner.inputs import ENTRIES
 
+EXIT_CODES = ("Exit codes: 0 success (a valid plan, a finished stage); 1 bad input (one 'error: <file>: "
+              "...' line per problem, no traceback), an invalid plan, or no valid plan found; 2 wrong "
+              "command-line usage. --debug (or PLANARENA_DEBUG=1) shows tracebacks.")
+
 app = typer.Typer(help="planarena: benchmark and leaderboard harness for learned planning models.",
-                  no_args_is_help=True, add_completion=False)
+                  epilog=EXIT_CODES, no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+
+
+@app.callback()
+def _options(debug: bool = typer.Option(False, "--debug", help="show the traceback of input errors")) -> None:
+    if debug:
+        os.environ["PLANARENA_DEBUG"] = "1"
+
+
+def main() -> None:
+    """The ``planarena`` console script: the typer app, with input errors (malformed PDDL, missing
+    files, bad params) turned into ``error:`` lines and exit status 1."""
+    try:
+        app()
+    except INPUT_ERRORS as exc:
+        report_input_error(exc)
 
 
 STAGES = ENTRIES
@@ -63,6 +88,8 @@ def generate_domain(
 
     if domain not in GENERATORS:
         raise typer.BadParameter(f"unknown domain {domain!r}; known: {', '.join(sorted(GENERATORS))}")
+    if size < 1 or count < 1:
+        raise typer.BadParameter(f"--size and --count must be at least 1 (got {size}, {count})")
     gen, domain_res, size_param = GENERATORS[domain]
     out.mkdir(parents=True, exist_ok=True)
     (out / "domain.pddl").write_text(_domain_text(domain_res))
@@ -81,28 +108,46 @@ def plan_problem(
     memory_limit_mb: int = typer.Option(4096, help="MiB"),
     plan_file: Optional[Path] = typer.Option(None, help="write the plan here"),
 ) -> None:
-    """Plan one problem with Fast Downward and validate the plan; prints a JSON record."""
-    from planarena.core.validation import validate_plan
-    from planarena.datasets.planning import run_fast_downward
+    """Plan one problem with Fast Downward and validate the plan; prints a JSON record.
 
+    Both files are parsed first (a malformed one stops here with one line naming it). Exit 0 when
+    a plan was found and validated, 1 otherwise (the record says why)."""
+    from planarena.core.pddl import parse_check
+    from planarena.core.validation import validate_plan
+    from planarena.datasets.planning import CONFIGS, run_fast_downward
+
+    if config not in CONFIGS:
+        raise typer.BadParameter(f"unknown config {config!r}; known: {', '.join(sorted(CONFIGS))}")
+    parse_check(domain_file, problem_file)
     res = run_fast_downward(config, domain_file, problem_file, time_limit, memory_limit_mb)
     rec = res.to_dict()
+    ok = False
     if res.outcome == "solved":
         v = validate_plan(domain_file, problem_file, res.plan)
         rec.update(validated=v.valid, validator_reason=v.reason)
+        ok = v.valid
         if plan_file:
             plan_file.write_text("\n".join(res.plan) + "\n")
     typer.echo(json.dumps(rec, indent=2))
+    raise typer.Exit(0 if ok else 1)
 
 
 @app.command()
 def validate(domain_file: Path, problem_file: Path, plan_file: Path) -> None:
-    """Validate a plan file with unified-planning's SequentialPlanValidator (exit 1 if invalid)."""
-    from planarena.core.pddl import read_plan_file
+    """Validate a plan file with unified-planning's SequentialPlanValidator.
+
+    Prints ``valid: <plan>: <n> steps, cost <c>`` (exit 0) or ``invalid: <plan>: step <i>:
+    <action>: ...`` naming the unmet precondition, or the unmet goal atoms (exit 1)."""
+    from planarena.core.pddl import parse_check, read_plan_file
     from planarena.core.validation import validate_plan
 
-    v = validate_plan(domain_file, problem_file, read_plan_file(plan_file))
-    typer.echo("valid" if v.valid else f"invalid: {v.reason}")
+    parse_check(domain_file, problem_file)
+    actions = read_plan_file(plan_file)
+    v = validate_plan(domain_file, problem_file, actions)
+    if v.valid:
+        typer.echo(f"valid: {plan_file}: {len(actions)} step{'s' * (len(actions) != 1)}, cost {v.cost:g}")
+    else:
+        typer.echo(f"invalid: {plan_file}: {v.reason}")
     raise typer.Exit(0 if v.valid else 1)
 
 
@@ -128,12 +173,8 @@ def methods() -> None:
 @app.command("show-params")
 def show_params(params: Path = typer.Option(Path("params.yaml"))) -> None:
     """Print the resolved params (profile applied) as JSON."""
-    try:
-        typer.echo(json.dumps(load_params(params), indent=2))
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1)
+    typer.echo(json.dumps(load_params(params), indent=2))
 
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

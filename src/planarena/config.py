@@ -69,7 +69,12 @@ def load_params(path: str | os.PathLike = "params.yaml") -> dict:
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: not valid YAML: {what}") from None
+    except (UnicodeDecodeError, IsADirectoryError) as exc:
+        raise ConfigError(f"{path}: not a YAML text file ({type(exc).__name__})") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return resolve_profile(raw)

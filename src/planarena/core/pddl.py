@@ -14,6 +14,7 @@ problem text for the manifest. Atom and action strings are normalised and split 
 from __future__ import annotations
 
 import functools
+import gzip
 import os
 import re
 from dataclasses import dataclass
@@ -24,21 +25,152 @@ import pymimir
 
 
 class PDDLError(ValueError):
-    """A PDDL file does not parse, or a plan does not apply. The message starts with the file path."""
+    """A PDDL file does not parse, or a plan does not apply. The message starts with the file path
+    (``path:line:column:`` where the position is known) and is one line per bad file."""
+
+    def renamed(self, shown: str | os.PathLike, actual: str | os.PathLike) -> "PDDLError":
+        """The same error naming ``shown`` (e.g. the user's original file) instead of ``actual``
+        (e.g. its copy under ``data/problems``)."""
+        return type(self)(str(self).replace(str(actual), str(shown)))
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading a user's file: one clear line for every way it can be wrong
+# ------------------------------------------------------------------------------------------------
+
+
+def pddl_text(data: bytes, path: str | os.PathLike, kind: str) -> str:
+    """The text of a PDDL ``kind`` file (``"domain"``, ``"problem"``, ``"plan"``) from its bytes.
+
+    Raises:
+        PDDLError: the file is empty (or only comments; a plan may be empty), holds binary content (a NUL byte), or is not
+            UTF-8 text; the message names ``path``, the line and column, and what is wrong.
+    """
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line, col = _position(data, nul)
+        raise PDDLError(f"{path}:{line}:{col}: binary content (a NUL byte), not a PDDL {kind} file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _position(data, exc.start)
+        raise PDDLError(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                        f"save the {kind} file as UTF-8 or ASCII") from None
+    if kind != "plan" and not re.sub(r";[^\n]*", "", text).strip():
+        raise PDDLError(f"{path}: empty {kind} file")
+    return text
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based (line, column) of a byte offset."""
+    line = data.count(b"\n", 0, offset) + 1
+    return line, offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+
+
+def read_pddl_file(path: str | os.PathLike, kind: str) -> str:
+    """Read a user's PDDL ``kind`` file (``.gz`` allowed) and check it is non-empty UTF-8 text with
+    balanced parentheses.
+
+    Raises:
+        PDDLError: missing, a directory, unreadable, empty, binary, not UTF-8, or unbalanced
+            parentheses (one line naming ``path``, with line and column where known).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise PDDLError(f"{p}: is a directory, expected a PDDL {kind} file")
+    if not p.exists():
+        raise PDDLError(f"{p}: {kind} file not found")
+    try:
+        data = p.read_bytes()
+        if p.suffix == ".gz":
+            data = gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        raise PDDLError(f"{p}: cannot read the {kind} file: {exc.strerror or exc}") from None
+    text = pddl_text(data, p, kind)
+    if kind != "plan":
+        check_parentheses(text, p, kind)
+    return text
+
+
+def check_parentheses(text: str, path: str | os.PathLike, kind: str) -> None:
+    """Raise a :class:`PDDLError` naming the unmatched parenthesis (line and column), if any;
+    ``;`` comments are skipped."""
+    opened: list[tuple[int, int]] = []
+    for line_no, line in enumerate(text.splitlines(), 1):
+        for col, ch in enumerate(line.split(";", 1)[0], 1):
+            if ch == "(":
+                opened.append((line_no, col))
+            elif ch == ")":
+                if not opened:
+                    raise PDDLError(f"{path}:{line_no}:{col}: unbalanced parentheses: ')' closes nothing "
+                                    f"(malformed {kind})")
+                opened.pop()
+    if opened:
+        line_no, col = opened[-1]
+        raise PDDLError(f"{path}:{line_no}:{col}: unbalanced parentheses: '(' is never closed "
+                        f"(malformed {kind})")
+
+
+def _parser_message(raw: str, path: str | os.PathLike, kind: str) -> str:
+    """One line from pymimir's multi-line parser message: ``path:line:col: malformed <kind>: what
+    (at 'text')``."""
+    lines = [ln.rstrip() for ln in raw.strip("\n").splitlines()]
+    what, line_no, col, snippet = "", None, None, None
+    for i, ln in enumerate(lines):
+        m = re.match(r"In file .*, line (\d+):", ln)
+        if m:
+            line_no = int(m.group(1))
+        elif "<<-- Here" in ln and "~" in ln and i > 0:
+            col = ln.index("~") + 1
+            snippet = lines[i - 1][col - 1: col - 1 + ln.count("~")]
+        elif ln.startswith("Error! Expecting:") and not what:
+            what = "expected " + ln.removeprefix("Error! Expecting:").strip().removesuffix("here:").strip()
+        elif ln.strip() and not what and line_no is None:
+            what = ln.strip()
+    m = re.match(r'Mismatched domain names "(\S+) != (\S+?)\.?$', what)
+    if m:
+        what = f"the problem names domain {m.group(2)!r} but the domain file defines {m.group(1)!r}"
+    where = f"{path}:{line_no}:{col}" if line_no and col else f"{path}:{line_no}" if line_no else f"{path}"
+    at = f" (at {snippet.strip()!r})" if snippet and snippet.strip() else ""
+    return f"{where}: malformed {kind}: {what or 'syntax error'}{at}"
+
+
+#: pymimir's message when a problem types its objects but the domain does not declare ``:typing``
+_NO_TYPING = "Undefined requirement: :typing"
+_REQUIREMENTS = re.compile(r"\(\s*:requirements\b", re.IGNORECASE)
+
+
+def add_typing_requirement(domain_text: str) -> str | None:
+    """The domain text with ``:typing`` added to its ``(:requirements ...)`` (or a new
+    ``(:requirements :typing)`` after ``(domain <name>)``), or None when it already declares it.
+
+    Used for STRIPS domains whose problems type every object ``- object`` (IPC 2023 Learning Track
+    Blocksworld): Fast Downward and VAL read these, pymimir needs the requirement. Every untyped
+    name has type ``object``, so adding ``:typing`` changes nothing else.
+    """
+    if re.search(r":typing\b", domain_text, re.IGNORECASE):
+        return None
+    m = _REQUIREMENTS.search(domain_text)
+    if m:
+        return domain_text[: m.end()] + " :typing" + domain_text[m.end():]
+    m = re.search(r"\(\s*domain\s+[^\s()]+\s*\)", domain_text, re.IGNORECASE)
+    if not m:
+        return None
+    return domain_text[: m.end()] + "\n(:requirements :typing)" + domain_text[m.end():]
 
 
 def parse_domain(domain_file: str | Path) -> "pymimir.Domain":
     """Parse a domain file, uncached (for files that may be rewritten in place; else :func:`load_domain`).
 
     Raises:
-        PDDLError: the file is missing or malformed (message names the file and the parser's reason).
+        PDDLError: the file is missing, not PDDL text or malformed (one line: the file, the line and
+            column, and the parser's reason).
     """
-    if not Path(domain_file).exists():
-        raise PDDLError(f"{domain_file}: domain file not found")
+    read_pddl_file(domain_file, "domain")
     try:
         return pymimir.Domain(str(domain_file))
     except RuntimeError as exc:
-        raise PDDLError(f"{domain_file}: malformed domain: {str(exc).strip()}") from exc
+        raise PDDLError(_parser_message(str(exc), domain_file, "domain")) from None
 
 
 @functools.lru_cache(maxsize=64)
@@ -51,28 +183,57 @@ def load_domain(domain_file: str) -> "pymimir.Domain":
     return parse_domain(domain_file)
 
 
+@functools.lru_cache(maxsize=16)
+def _typed_domain(domain_file: str) -> "pymimir.Domain":
+    """The domain parsed with ``:typing`` added (:func:`add_typing_requirement`), from a temporary
+    copy; a warning names the user's file."""
+    import sys
+    import tempfile
+
+    text = add_typing_requirement(Path(domain_file).read_text())
+    with tempfile.TemporaryDirectory(prefix="planarena-domain-") as tmp:
+        copy = Path(tmp) / "domain.pddl"
+        copy.write_text(text)
+        try:
+            domain = pymimir.Domain(str(copy))
+        except RuntimeError as exc:
+            raise PDDLError(_parser_message(str(exc), domain_file, "domain")) from None
+    print(f"warning: {domain_file}: declares no :typing but its problems type their objects; read as if "
+          f":typing were declared (as Fast Downward and VAL do)", file=sys.stderr)
+    return domain
+
+
 @functools.lru_cache(maxsize=256)
 def load_problem(domain_file: str, problem_file: str) -> "pymimir.Problem":
     """Parse a problem against its domain (cached by both paths; grounding is lazy in pymimir).
 
+    A problem that types its objects against a domain without ``:typing`` is read against the domain
+    with the requirement added (:func:`add_typing_requirement`, with a warning naming the domain).
+
     Raises:
-        PDDLError: either file is missing or malformed (message names the file).
+        PDDLError: either file is missing or malformed (one line naming the file).
     """
-    return parse_problem_of(load_domain(str(domain_file)), problem_file)
+    domain = load_domain(str(domain_file))
+    try:
+        return parse_problem_of(domain, problem_file)
+    except PDDLError as exc:
+        if _NO_TYPING not in str(exc) or add_typing_requirement(Path(domain_file).read_text()) is None:
+            raise
+    return parse_problem_of(_typed_domain(str(domain_file)), problem_file)
 
 
 def parse_problem_of(domain: "pymimir.Domain", problem_file: str | Path) -> "pymimir.Problem":
     """Parse a problem file against an already parsed domain (uncached).
 
     Raises:
-        PDDLError: the file is missing or malformed (message names the file).
+        PDDLError: the file is missing, not PDDL text or malformed (one line: the file, the line and
+            column, and the parser's reason).
     """
-    if not Path(problem_file).exists():
-        raise PDDLError(f"{problem_file}: problem file not found")
+    read_pddl_file(problem_file, "problem")
     try:
         return pymimir.Problem(domain, str(problem_file))
     except RuntimeError as exc:
-        raise PDDLError(f"{problem_file}: malformed problem: {str(exc).strip()}") from exc
+        raise PDDLError(_parser_message(str(exc), problem_file, "problem")) from None
 
 
 def parse_check(domain_file: str | Path, problem_file: str | Path) -> None:
@@ -296,9 +457,14 @@ def split_atom(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def read_plan_file(path: str | Path) -> list[str]:
-    """Actions of a plan file (one ``(action args)`` per line; ``;`` comments ignored)."""
+    """Actions of a plan file (one ``(action args)`` per line; ``;`` comments ignored; an empty file
+    is the empty plan).
+
+    Raises:
+        PDDLError: the file is missing, a directory, binary or not UTF-8 (one line naming it).
+    """
     actions = []
-    for line in Path(path).read_text().splitlines():
+    for line in read_pddl_file(path, "plan").splitlines():
         line = line.split(";", 1)[0].strip()
         if line:
             actions.append(normalise_action(line))

@@ -14,11 +14,11 @@ decompressed) into ``data/problems`` — a DVC output, never committed to git.
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import random
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -26,7 +26,8 @@ from tqdm import tqdm
 
 from planarena.config import SPLITS, ConfigError, Layout, get
 from planarena.core.io import derive_seed, write_jsonl
-from planarena.core.pddl import PDDLError, count_objects, parse_check
+from planarena.core.pddl import (PDDLError, add_typing_requirement, count_objects, parse_domain,
+                                  parse_problem_of, read_pddl_file)
 from planarena.core.problemset import ProblemEntry
 
 #: Package of the pypddl-datasets IPC generators (also used by :mod:`planarena.datasets.acp`).
@@ -190,19 +191,46 @@ def _size_from_name(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _read_problem(path: Path) -> str:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt") as fh:
-            return fh.read()
-    return path.read_text()
+_OBJECTS_TYPED = re.compile(r"\(\s*:objects\b[^()]*\s-\s", re.IGNORECASE)
 
 
-def import_external(suite: str, params: dict, out: Path) -> list[ProblemEntry]:
-    """Copy an external suite (``suites.<suite>.path``) into ``out`` and return its entries.
+def _external_files(suite: str, src: Path, domains: list[str], limit: int | None,
+                    errors: list[str]) -> list[tuple[str, str, list[Path]]]:
+    """(domain, split, problem files) of an external suite in its layout, sorted by size then name;
+    a missing domain file or split folder is appended to ``errors`` (one line each)."""
+    found = []
+    for domain in domains:
+        ddir = src / domain
+        if not ddir.is_dir():
+            errors.append(f"{ddir}: no such domain folder (suites.{suite}.domains lists {domain!r})")
+            continue
+        if not (ddir / "domain.pddl").is_file():
+            what = "is a directory, expected" if (ddir / "domain.pddl").is_dir() else "missing:"
+            errors.append(f"{ddir / 'domain.pddl'}: {what} the domain file of {domain!r}")
+        for folder, split in LAYOUTS[suite]:
+            sdir = ddir / folder
+            if not sdir.is_dir():
+                errors.append(f"{sdir}: missing split folder {folder!r} (the {suite} layout has "
+                              f"{', '.join(f for f, _ in LAYOUTS[suite])} under each domain)")
+                continue
+            files = [p for p in sdir.iterdir() if p.name.endswith((".pddl", ".pddl.gz"))]
+            files.sort(key=lambda p: (_size_from_name(p.name) or 0, p.name))
+            found.append((domain, split, files[: int(limit)] if limit else files))
+    return found
+
+
+def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEntry], list[str]]:
+    """Copy an external suite (``suites.<suite>.path``) into ``out``; return its entries (those of
+    readable files of readable domains) and one error line per bad file or missing folder.
+
+    Every file is read and checked first (:func:`planarena.core.pddl.read_pddl_file`: not a
+    directory, not empty, not binary, UTF-8, balanced parentheses); the copies are decompressed.
+    A domain that declares no ``:typing`` while its problems type their objects (``- object``, as in
+    the IPC 2023 Learning Track's Blocksworld) is copied with ``:typing`` added, with a warning naming
+    the user's file (:func:`planarena.core.pddl.add_typing_requirement`).
 
     Raises:
-        ConfigError: ``suites.<suite>.path`` is unset or not a directory (names the param), or a
-            listed domain folder has no ``domain.pddl``.
+        ConfigError: ``suites.<suite>.path`` is unset or not a directory (names the param).
     """
     raw_path = get(params, f"suites.{suite}.path", None)
     if not raw_path:
@@ -216,54 +244,101 @@ def import_external(suite: str, params: dict, out: Path) -> list[ProblemEntry]:
     domains = get(params, f"suites.{suite}.domains", None) or sorted(
         d.name for d in src.iterdir() if (d / "domain.pddl").exists()
     )
-    limit = get(params, f"suites.{suite}.max_per_split", None)
+    if not domains:
+        raise ConfigError(f"{src}: no <domain>/domain.pddl below suites.{suite}.path")
+    errors: list[str] = []
+    found = _external_files(suite, src, list(domains), get(params, f"suites.{suite}.max_per_split", None),
+                            errors)
     entries: list[ProblemEntry] = []
-    for domain in domains:
-        ddir = src / domain
-        if not (ddir / "domain.pddl").exists():
-            raise ConfigError(f"{ddir / 'domain.pddl'}: missing (suites.{suite}.domains lists {domain!r})")
-        (out / domain).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ddir / "domain.pddl", out / domain / "domain.pddl")
-        for folder, split in LAYOUTS[suite]:
-            sdir = ddir / folder
-            files = sorted(
-                [p for p in sdir.glob("*.pddl")] + [p for p in sdir.glob("*.pddl.gz")]
-            ) if sdir.is_dir() else []
-            files.sort(key=lambda p: (_size_from_name(p.name) or 0, p.name))
-            if limit:
-                files = files[: int(limit)]
-            (out / domain / split).mkdir(parents=True, exist_ok=True)
-            for f in files:
-                name = f.name.removesuffix(".gz").removesuffix(".pddl")
-                entries.append(_write_problem(out, domain, split, name, _read_problem(f), "name",
-                                              _size_from_name(name), None, str(f.relative_to(src))))
-    return entries
+    typed: dict[str, bool] = {}
+    for domain, split, files in found:
+        (out / domain / split).mkdir(parents=True, exist_ok=True)
+        for f in files:
+            try:
+                text = read_pddl_file(f, "problem")
+            except PDDLError as exc:
+                errors.append(str(exc))
+                continue
+            typed[domain] = typed.get(domain, False) or bool(_OBJECTS_TYPED.search(text))
+            name = f.name.removesuffix(".gz").removesuffix(".pddl")
+            entries.append(_write_problem(out, domain, split, name, text, "name",
+                                          _size_from_name(name), None, str(f.relative_to(src))))
+    for domain in dict.fromkeys(d for d, _, _ in found):
+        user_file = src / domain / "domain.pddl"
+        try:
+            text = read_pddl_file(user_file, "domain")
+        except PDDLError as exc:
+            errors.append(str(exc))
+            continue
+        normalised = add_typing_requirement(text) if typed.get(domain) else None
+        if normalised is not None:
+            print(f"warning: {user_file}: declares no :typing but its problems type their objects; "
+                  f"copied with :typing added (Fast Downward and VAL read it so)", file=sys.stderr)
+        (out / domain / "domain.pddl").write_text(normalised or text)
+    bad_domains = {d for d, _, _ in found if not (out / d / "domain.pddl").exists()}
+    return [e for e in entries if e.domain not in bad_domains], errors
+
+
+def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | None) -> list[str]:
+    """Parse every domain and problem of ``out`` once (pymimir, uncached: the files were just
+    written); one error line per bad file, naming the user's file (``origin_root / entry.origin``)
+    for external suites. A bad domain is reported once and its problems are not parsed."""
+    errors: list[str] = []
+    domains: dict[str, object] = {}
+    for e in tqdm(entries, desc="check PDDL", leave=False):
+        domain_copy = out / e.domain / "domain.pddl"
+        if e.domain not in domains:
+            try:
+                domains[e.domain] = parse_domain(domain_copy)
+            except PDDLError as exc:
+                domains[e.domain] = None
+                shown = origin_root / e.domain / "domain.pddl" if origin_root else domain_copy
+                errors.append(str(exc.renamed(shown, domain_copy)))
+        if domains[e.domain] is None:
+            continue
+        try:
+            parse_problem_of(domains[e.domain], out / e.path)
+        except PDDLError as exc:
+            shown = origin_root / e.origin if origin_root else out / e.path
+            errors.append(str(exc.renamed(shown, out / e.path)))
+    return errors
 
 
 def run_stage(params: dict, layout: Layout) -> list[ProblemEntry]:
     """The ``generate`` stage: build ``data/problems`` for ``params['suite']`` and check every file.
 
-    Every domain and problem is parsed once (pymimir) so that a malformed file stops the stage here
-    with its path and the parser's message, before any planner runs.
+    Every domain and problem is parsed once (pymimir) so that a malformed file stops the stage here,
+    before any planner runs, with one line per bad file naming the user's file. The new suite is
+    built next to ``data/problems`` and replaces it only when every file is good, so a bad input
+    never destroys the problems of the last good run.
 
     Raises:
         ConfigError: unknown suite or bad suite params.
-        PDDLError: a domain or problem file does not parse (names the file).
+        PDDLError: a domain or problem file does not parse (every bad file, one line each).
     """
     suite = get(params, "suite")
-    out = layout.problems
+    final = layout.problems
+    out = final.with_name(final.name + ".partial")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     if suite == "generated":
-        entries = generate_suite(params, out)
+        entries, errors = generate_suite(params, out), []
+        origin_root = None
     elif suite in LAYOUTS:
-        entries = import_external(suite, params, out)
+        entries, errors = import_external(suite, params, out)
+        origin_root = Path(get(params, f"suites.{suite}.path")).expanduser()
     else:
         raise ConfigError(f"params: suite={suite!r} unknown; use one of ['generated', *{sorted(LAYOUTS)}]")
-    for e in tqdm(entries, desc="check PDDL", leave=False):
-        parse_check(out / e.domain / "domain.pddl", out / e.path)
+    errors += _check_parses(entries, out, origin_root)
+    if errors:
+        shutil.rmtree(out)
+        raise PDDLError("\n".join(errors + [f"generate: {len(errors)} bad input(s); "
+                                             f"{final} is left as it was"]))
     write_jsonl(out / "manifest.jsonl", [e.to_dict() for e in entries])
+    if final.exists():
+        shutil.rmtree(final)
+    out.rename(final)
     counts: dict[tuple[str, str], int] = {}
     for e in entries:
         counts[(e.domain, e.split)] = counts.get((e.domain, e.split), 0) + 1

@@ -86,11 +86,38 @@ class WorkspaceLock:
             self._fh = None
 
 
+#: what counts as the user's input being wrong (bad params, malformed PDDL, missing files, a held
+#: workspace lock): one line per problem and exit status 1, never a traceback
+INPUT_ERRORS = (ValueError, FileNotFoundError, KeyError, WorkspaceLockedError)
+
+
+def debug_enabled() -> bool:
+    """``PLANARENA_DEBUG=1`` (or the CLI's ``--debug``): show the traceback of input errors too."""
+    return os.environ.get("PLANARENA_DEBUG", "") not in ("", "0")
+
+
+def report_input_error(exc: BaseException) -> None:
+    """Print an input error as ``error: <line>`` lines on stderr (one per bad file; a
+    :class:`planarena.core.pddl.PDDLError` may list several) and exit with status 1; with
+    :func:`debug_enabled`, re-raise it so the traceback shows.
+
+    Raises:
+        SystemExit: status 1. The original exception, in debug mode.
+    """
+    if debug_enabled():
+        raise exc
+    msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+    for line in str(msg).splitlines() or [type(exc).__name__]:
+        print(f"error: {line}", file=sys.stderr)
+    raise SystemExit(1) from None
+
+
 def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str | None = None) -> None:
     """Load params, take the workspace lock, run ``fn(params, Layout(), *args)``.
 
-    Expected input errors (bad params, malformed PDDL, missing suite directory, a held workspace
-    lock) exit with status 1 and a one-line message naming the file or param.
+    Expected input errors (:data:`INPUT_ERRORS`: bad params, malformed PDDL, missing suite
+    directory, a held workspace lock) exit with status 1 and one line per problem naming the file or
+    param (:func:`report_input_error`; ``PLANARENA_DEBUG=1`` shows the traceback).
     """
     from planarena.config import Layout, load_params
 
@@ -100,10 +127,8 @@ def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str 
         layout = Layout()
         with WorkspaceLock(layout.root, label):
             fn(params, layout, *args)
-    except (ValueError, FileNotFoundError, KeyError, WorkspaceLockedError) as exc:
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-        print(f"error: {msg}", file=sys.stderr)
-        raise SystemExit(1) from None
+    except INPUT_ERRORS as exc:
+        report_input_error(exc)
 
 
 def run_stage_script(name: str, *args: str) -> None:
