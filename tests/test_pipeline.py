@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import only_domains
+from conftest import TINY, only_domains
 
 import planarena.methods.random_walk as rw
 from planarena.core.io import read_jsonl
@@ -157,3 +157,30 @@ def test_failed_training_is_recorded_not_raised(planned, monkeypatch):
     run_evaluate_stage(params, layout, "random_walk")
     recs = _results(layout, "random_walk")
     assert all(r["outcome"] == "error" and "training failed" in r["failure_reason"] for r in recs)
+
+
+def test_never_revisit_walk_never_repeats_a_state_and_is_seeded(tmp_path):
+    """The never-revisit floor (issue 12): every state on its path is new; same seed, same walk;
+    on the tiny problem (12 reachable states) it either solves or hits a dead end, never the
+    horizon."""
+    from planarena.config import Layout
+    from planarena.core.pddl import load_problem, replay
+    from planarena.core.problemset import ProblemEntry
+    from planarena.methods.base import PlanningTask
+    from planarena.methods.random_walk import RandomWalk
+
+    entry = ProblemEntry(domain="tiny", split="validation", problem="three", path="three.pddl",
+                         size_param="blocks", size=3, objects=3, seed=None, origin="test")
+    task = PlanningTask(entry, TINY / "domain.pddl", TINY / "three.pddl", time_limit=10)
+    walk = RandomWalk("random_walk_novisit", {"horizon": 100, "never_revisit": True}, {}, Layout(tmp_path))
+    outcomes = set()
+    for seed in range(20):
+        a, again = walk.solve(task, seed), walk.solve(task, seed)
+        assert (again.outcome, again.plan) == (a.outcome, a.plan)
+        outcomes.add(a.outcome)
+        if a.outcome == "solved":
+            states, _ = replay(load_problem(str(TINY / "domain.pddl"), str(TINY / "three.pddl")), a.plan)
+            assert len(set(states)) == len(states)  # never revisits
+        else:
+            assert a.outcome == "unsolved" and a.failure_reason == "dead end: every successor already visited"
+    assert outcomes == {"solved", "unsolved"}

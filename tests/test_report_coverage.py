@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_report import manifest_3, rec, render, section, seeds_2_1_3, table_rows
+from test_report import entry, manifest_3, rec, render, section, seeds_2_1_3, table_rows
 
 from planarena.report.markdown import DASH
 from planarena.report.plots import coverage_by_size
@@ -40,7 +40,7 @@ def test_missing_records_count_as_unsolved_and_other_splits_show_dash():
     assert ext.iloc[0].status == "no records"
     md = render(records, manifest_3())
     rows = table_rows(section(md, "Coverage"))
-    assert ["blocksworld", "extrapolation", DASH, "**1.00 ± 0.00 (n=2)**"] in rows
+    assert ["blocksworld", "extrapolation", DASH, "**1.00 (1 run, n=2)**"] in rows
     # a split no method ran on is left out of the table and named below it
     assert not [r for r in rows if r[:2] == ["gripper", "validation"]]
     assert "Not evaluated by any plan method (rows left out): `gripper/validation`." in md
@@ -73,7 +73,7 @@ def test_best_in_bold_picks_maximum_and_all_ties():
         ]
     cov_md = section(render(records, manifest_3()), "Coverage")
     row = next(r for r in table_rows(cov_md) if r[:2] == ["blocksworld", "validation"])
-    assert row[2:] == ["0.33 ± 0.00 (n=3)", "**0.67 ± 0.00 (n=3)**", "**0.67 ± 0.00 (n=3)**"]
+    assert row[2:] == ["0.33 (1 run, n=3)", "**0.67 (1 run, n=3)**", "**0.67 (1 run, n=3)**"]
     assert "**Sum**" in cov_md
 
 
@@ -91,3 +91,51 @@ def test_superseded_records_use_the_last_line():
     assert cov[(cov.domain == "blocksworld") & (cov.split == "validation")].iloc[0].solved == (1,)
     assert "1 superseded record(s)" in section(render([first, second], manifest_3()), "Problems")
 
+
+
+def test_sum_is_over_held_out_splits_only():
+    """Issue 12, item 1: train coverage is shown but never summed (nor in metrics.json)."""
+    records = [rec("m", "blocksworld", "train", p, 0) for p in ("t1", "t2")]
+    records += [rec("m", "blocksworld", "validation", p, 0, "solved" if p == "p1" else "unsolved")
+                for p in ("p1", "p2", "p3")]
+    manifest = manifest_3() + [entry("blocksworld", "train", p, 3) for p in ("t1", "t2")]
+    cov = coverage_table(records, manifest)
+    train = cov[(cov.split == "train") & (cov.method == "m")].iloc[0]
+    assert train.status == "ok" and train["mean"] == 1.0  # visible in the table
+    total = coverage_sum(cov).set_index("method").loc["m"]
+    assert total.n == 3 and total["mean"] == pytest.approx(1 / 3)  # train's 2/2 not in the Sum
+    rows = table_rows(section(render(records, manifest), "Coverage"))
+    assert ["blocksworld", "train", "**1.00 (1 run, n=2)**"] in rows
+    assert ["**Sum**", "held-out", "**0.33 (1 run, n=3)**"] in rows
+
+
+def test_a_seed_without_records_in_a_cell_counts_as_zero():
+    """Issue 12, item 10: seed 1 ran (validation) but left no extrapolation records."""
+    records = [rec("m", "blocksworld", "validation", p, s) for p in ("p1", "p2", "p3") for s in (0, 1)]
+    records += [rec("m", "blocksworld", "extrapolation", q, 0) for q in ("q1", "q2")]
+    cov = coverage_table(records, manifest_3())
+    ext = cov[(cov.split == "extrapolation") & (cov.method == "m")].iloc[0]
+    assert ext.seeds == (0, 1) and ext.solved == (2, 0)
+    assert ext["mean"] == pytest.approx(0.5) and ext["std"] == pytest.approx(0.5)
+
+
+def test_horizon_ceiling_counts_held_out_problems_whose_optimal_plan_is_too_long():
+    from planarena.report.sections.coverage import horizon_ceiling
+
+    index = {("blocksworld", "train"): {"t1"}, ("blocksworld", "validation"): {"p1", "p2", "p3", "p4"}}
+    plans = [
+        {"domain": "blocksworld", "split": "train", "problem": "t1", "outcome": "solved", "optimal": True,
+         "plan_length": 500},  # train: not counted
+        {"domain": "blocksworld", "split": "validation", "problem": "p1", "outcome": "solved", "optimal": True,
+         "plan_length": 101},  # over
+        {"domain": "blocksworld", "split": "validation", "problem": "p2", "outcome": "solved", "optimal": True,
+         "plan_length": 100},  # fits
+        {"domain": "blocksworld", "split": "validation", "problem": "p3", "outcome": "solved", "optimal": False,
+         "plan_length": 120},  # unknown: LAMA's plan is longer, optimum not known
+        {"domain": "blocksworld", "split": "validation", "problem": "p4", "outcome": "timeout"},  # unknown
+    ]
+    lines = horizon_ceiling(plans, index, {"walk": 100, "fd": None}, ["walk", "fd"])
+    assert lines == ["Horizon ceiling: with plans of at most 100 steps (`walk`), 1 of 4 held-out problems "
+                     "cannot be solved (their optimal plans are longer); for 2 more no optimal plan is known "
+                     "and no plan within the horizon was found by the planners."]
+    assert horizon_ceiling(plans, index, {"fd": None}, ["fd"]) == []

@@ -43,7 +43,7 @@ def test_validator_rejected_plan_never_counts_and_is_listed_with_reason():
     problems = section(md, "Problems")
     assert "precondition of (stack b1 b2) not satisfied at step 3" in problems
     assert "plan stage (lama_first)" in problems and "goal not reached" in problems
-    assert "0.33 ± 0.00 (n=3)" in section(md, "Coverage")
+    assert "0.33 (1 run, n=3)" in section(md, "Coverage")
     detail = section(md, "Per-domain detail")
     assert "1/3, TO 0" in detail  # method: 1 of 3 attempts solved+validated
     assert "0/1, TO 0" in detail  # plan stage: its rejected plan is not solved

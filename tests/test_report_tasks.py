@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import TINY
 from test_report import manifest_3, rec, render, section, seeds_2_1_3, table_rows
 
 from planarena.report.markdown import DASH
@@ -143,23 +144,70 @@ def test_hitk_successor_set_by_protocol_domain_split_method_with_inputs():
     hitk = section(md, "Hit@k")
     rows = table_rows(hitk)
     assert rows[0] == [
-        "protocol", "domain", "split", "method", "inputs", "seeds", "trajectories",
-        "hit@1", "hit@3", "hit@5",
+        "protocol", "domain", "split", "reference plan", "method", "inputs", "seeds", "trajectories",
+        "successors", "hit@1", "hit@3", "hit@5",
     ]  # fmt: skip
     # seed 0: hit@1 = mean(0.5, 0.25) = 0.375; seed 1: 0.875 -> 0.625 ± 0.25
     assert rows[1:] == [
-        ["successor_set", "blocksworld", "validation", "embedplan_mlp", "state, action, goal",
-         "1", "2", "0.30 ± 0.00", "0.50 ± 0.00", "0.70 ± 0.00"],
-        ["successor_set", "blocksworld", "validation", "wl_xgb_delta", "state, goal",
-         "2", "2", "0.62 ± 0.25", "0.94 ± 0.06", "1.00 ± 0.00"],
-        ["successor_set", "blocksworld", "extrapolation", "wl_xgb_delta", "state, goal",
-         "2", "2", "0.25 ± 0.00", "0.50 ± 0.00", "0.75 ± 0.00"],
+        ["successor_set", "blocksworld", "validation", DASH, "embedplan_mlp", "state, action, goal",
+         "1", "2", DASH, "0.30 (1 run)", "0.50 (1 run)", "0.70 (1 run)"],
+        ["successor_set", "blocksworld", "validation", DASH, "wl_xgb_delta", "state, goal",
+         "2", "2", DASH, "0.62 ± 0.25", "0.94 ± 0.06", "1.00 ± 0.00"],
+        ["successor_set", "blocksworld", "extrapolation", DASH, "wl_xgb_delta", "state, goal",
+         "2", "2", DASH, "0.25 ± 0.00", "0.50 ± 0.00", "0.75 ± 0.00"],
     ]  # fmt: skip
     assert "`inputs`" in hitk and "ddof=0" in hitk
     assert "RuntimeError: no model" in section(md, "Problems")
     # the plan records of the same method, problems and seed still make its coverage
-    assert "0.67 ± 0.00 (n=3)" in section(md, "Coverage")
+    assert "0.67 (1 run, n=3)" in section(md, "Coverage")
     assert "embedplan_mlp" not in section(md, "Coverage")
+
+
+def test_successor_set_floor_row_trivial_cells_and_reference_plans_kept_apart():
+    """Issue 12, items 2 and 6: each cell gets the uniform-random-ranker row (from the records'
+    chance@k), the mean successors per step, (trivial) where every step has at most k successors,
+    and optimal (A*) and LAMA trajectories are separate cells."""
+    def floor(chance, at_most, successors, plan):
+        return {"chance@1": chance[0], "chance@3": chance[1], "chance@5": chance[2],
+                "at_most@1": at_most[0], "at_most@3": at_most[1], "at_most@5": at_most[2],
+                "successors": successors, "reference_plan": plan, "optimal_plan": plan == "astar_lmcut"}
+    records = []
+    for seed, hits in ((0, (0.5, 1.0, 1.0)), (1, (0.7, 1.0, 1.0))):
+        records.append(rank_rec("m", "visitall", "validation", "v1", seed, hits,
+                                extra=floor((0.30, 0.9, 1.0), (0.0, 0.5, 1.0), 3.0, "astar_lmcut")))
+        records.append(rank_rec("m", "visitall", "validation", "v2", seed, hits,
+                                extra=floor((0.20, 0.7, 1.0), (0.0, 0.0, 1.0), 4.0, "astar_lmcut")))
+        records.append(rank_rec("m", "visitall", "validation", "v3", seed, (0.1, 0.2, 0.3),
+                                extra=floor((0.10, 0.3, 0.5), (0.0, 0.0, 0.0), 10.0, "lama_first")))
+    rows = table_rows(section(render(records, manifest_3()), "Hit@k"))
+    assert rows[1:] == [
+        ["successor_set", "visitall", "validation", "astar_lmcut", "*uniform random ranker*", DASH, DASH, "2",
+         "3.5", "0.25", "0.80", "1.00"],
+        ["successor_set", "visitall", "validation", "astar_lmcut", "m", "state, goal", "2", "2",
+         "3.5", "0.60 ± 0.10", "1.00 ± 0.00", "1.00 ± 0.00 (trivial)"],
+        ["successor_set", "visitall", "validation", "lama_first", "*uniform random ranker*", DASH, DASH, "1",
+         "10.0", "0.10", "0.30", "0.50"],
+        ["successor_set", "visitall", "validation", "lama_first", "m", "state, goal", "2", "1",
+         "10.0", "0.10 ± 0.00", "0.20 ± 0.00", "0.30 ± 0.00"],
+    ]  # fmt: skip
+
+
+def test_successor_floor_of_a_real_trajectory(tmp_path):
+    """chance@k from the PDDL: tiny problem's plan, every step's successors counted by pymimir."""
+    from planarena.core.pddl import load_problem, read_plan_file, replay
+    from planarena.core.trajectories import Trajectory
+    from planarena.protocols.successor_set import successor_floor
+
+    plan = read_plan_file(TINY / "three.plan")
+    traj = Trajectory(domain="tiny", split="validation", problem="three", problem_file="three.pddl",
+                      plan_source="astar_lmcut", optimal=True, actions=plan, states=[[]] * 5, static=[], goal=[])
+    f = successor_floor(traj, TINY / "domain.pddl", TINY / "three.pddl")
+    states, _ = replay(load_problem(str(TINY / "domain.pddl"), str(TINY / "three.pddl")), plan)
+    counts = [len({a.apply(s) for a in s.generate_applicable_actions()}) for s in states[:-1]]
+    assert f["successors"] == pytest.approx(sum(counts) / 4)
+    assert f["chance@1"] == pytest.approx(sum(1 / c for c in counts) / 4, abs=1e-6)
+    assert f["at_most@5"] == pytest.approx(sum(c <= 5 for c in counts) / 4)
+    assert f["optimal_plan"] is True
 
 
 def test_record_task_from_extra():

@@ -24,6 +24,17 @@ import yaml
 #: Canonical split names (Symmetry-Aware Transformer splits; DESIGN.md "Problem set").
 SPLITS = ("train", "validation", "interpolation", "extrapolation")
 
+#: Splits that models are trained on (the generated and SATr suites' ``train``, the IPC 2023
+#: Learning Track's ``training/easy``, imported as ``train``). Every other split is held out: sums
+#: and headline numbers are over held-out splits only (DESIGN.md "Honest numbers").
+TRAIN_SPLITS = frozenset({"train"})
+
+
+def is_held_out(split: str) -> bool:
+    """Whether ``split`` is held out from training (validation, interpolation, extrapolation, or a
+    suite's test splits), i.e. not in :data:`TRAIN_SPLITS`."""
+    return split not in TRAIN_SPLITS
+
 
 class ConfigError(ValueError):
     """A parameter is missing or has a value the harness cannot use. The message names the param."""

@@ -61,12 +61,16 @@ class ReportTraits:
             family's numbers); a row several methods give is shown once.
         notes: ``(section, sentence)`` pairs: the report prints the sentence in that section when
             the method has records there (``"pool"``: the candidate-pool Hit@k subsection).
+        horizon: the most steps a plan of this method can have (a walk's or decoder's horizon), or
+            None (no fixed limit, e.g. a search planner): the Coverage section says how many
+            held-out problems need more steps than that (their optimal plans are longer).
     """
 
     role: str = "model"
     variant: str = ""
     info: tuple[tuple[str, str], ...] = ()
     notes: tuple[tuple[str, str], ...] = ()
+    horizon: int | None = None
 
 
 class Method:

@@ -1,7 +1,12 @@
-"""Random applicable walk: the coverage floor.
+"""Random applicable walks: the coverage floors.
 
 At each step choose uniformly among the applicable ground actions (pymimir successor generation),
-stop at the goal or after ``horizon`` steps (params ``methods.random_walk.horizon``, default 100).
+stop at the goal or after ``horizon`` steps (params ``methods.<name>.horizon``, default 100).
+
+With ``never_revisit: true`` the walk only moves to states it has not visited yet and stops at a
+dead end when every successor was visited: what the beam decoder of the state-centric paper
+(Algorithm 1, beam width 1, no revisits) does with an uninformative model, so it is the floor a
+learned successor scorer must beat (issue 12, "Honest numbers").
 """
 
 from __future__ import annotations
@@ -22,17 +27,23 @@ class RandomWalk(Method):
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
-        """The coverage floor (DESIGN.md "Honest numbers")."""
-        return ReportTraits(role="floor")
+        """The coverage floor (DESIGN.md "Honest numbers"); plans of at most ``horizon`` steps."""
+        return ReportTraits(role="floor", horizon=int(config.get("horizon", 100)))
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
-        """One walk; ``seed`` and the problem name seed the generator (same params -> same walk)."""
+        """One walk; ``seed`` and the problem name seed the generator (same params -> same walk).
+
+        Outcomes: ``solved`` (the plan reaches the goal), ``unsolved`` (horizon reached, or a dead
+        end: no applicable action, or with ``never_revisit`` every successor visited), ``timeout``.
+        """
         horizon = int(self.config.get("horizon", 100))
+        never_revisit = bool(self.config.get("never_revisit", False))
         rng = random.Random(derive_seed("random_walk", seed, task.entry.domain, task.entry.problem))
         start = time.perf_counter()
         problem = load_problem(str(task.domain_file), str(task.problem_file))
         goal = problem.get_goal_condition()
         state = problem.get_initial_state()
+        visited = {state}
         plan: list[str] = []
         for _ in range(horizon + 1):
             if goal.holds(state):
@@ -43,9 +54,18 @@ class RandomWalk(Method):
             if not actions:
                 return Attempt("unsolved", None, "dead end: no applicable action",
                                wall_time=time.perf_counter() - start)
-            action = rng.choice(actions)
+            if never_revisit:
+                moves = [(a, a.apply(state)) for a in actions]
+                moves = [(a, s) for a, s in moves if s not in visited]
+                if not moves:
+                    return Attempt("unsolved", None, "dead end: every successor already visited",
+                                   wall_time=time.perf_counter() - start)
+                action, state = rng.choice(moves)
+                visited.add(state)
+            else:
+                action = rng.choice(actions)
+                state = action.apply(state)
             plan.append(str(action))
-            state = action.apply(state)
         elapsed = time.perf_counter() - start
         if elapsed > task.time_limit:
             return Attempt("timeout", None, f"time limit {task.time_limit:g} s", wall_time=elapsed)

@@ -5,6 +5,12 @@ of the current state (pymimir successor generation) and is scored on where the t
 lands (:meth:`planarena.methods.base.Method.rank`). One record per (trajectory, seed), with
 ``extra.task = rank_successors`` and ``extra.protocol = successor_set``; splits are the method's
 ``rank_splits`` (default: every evaluation split but train).
+
+Every record also carries the trajectory's floor, computed here from the PDDL alone (so it is the
+same for every method): ``chance@k``, the Hit@k of a uniform random ranker (mean over steps of
+min(k, c) / c for c distinct successor states), ``successors`` (mean c) and ``at_most@k`` (the
+fraction of steps with c <= k, where Hit@k is 1 for any ranker), and ``optimal_plan`` (whether the
+reference plan is optimal: A*+LM-cut, not LAMA).
 """
 
 from __future__ import annotations
@@ -14,13 +20,38 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
+from planarena.core.pddl import load_problem, replay
 from planarena.core.records import ResultRecord
-from planarena.core.trajectories import load_trajectories
+from planarena.core.trajectories import Trajectory, load_trajectories
 
 if TYPE_CHECKING:
     from planarena.runner.stages import EvalContext
 
 TASK, PROTOCOL = "rank_successors", "successor_set"
+
+#: the k of the floor's ``chance@k`` / ``at_most@k`` (the Hit@k the methods report)
+FLOOR_KS = (1, 3, 5)
+
+
+def successor_floor(traj: Trajectory, domain_file, problem_file, ks=FLOOR_KS) -> dict:
+    """The uniform-random-ranker floor of one reference trajectory (issue 12, "Honest numbers").
+
+    For each step t with c_t distinct successor states of s_t (pymimir), a ranker that orders them
+    uniformly at random puts the true s_{t+1} in its top k with probability min(k, c_t) / c_t.
+    Returns ``chance@k`` (the mean of that over steps, comparable with the methods' ``hit@k``),
+    ``successors`` (mean c_t), ``at_most@k`` (fraction of steps with c_t <= k) and
+    ``optimal_plan``; ``{}`` for a trajectory without steps.
+    """
+    problem = load_problem(str(domain_file), str(problem_file))
+    states, _ = replay(problem, list(traj.actions), source=str(problem_file))
+    counts = [len({a.apply(s) for a in s.generate_applicable_actions()}) for s in states[:-1]]
+    if not counts:
+        return {}
+    n = len(counts)
+    out = {f"chance@{k}": round(sum(min(k, c) / c for c in counts) / n, 6) for k in ks}
+    out.update({f"at_most@{k}": round(sum(c <= k for c in counts) / n, 6) for k in ks})
+    out.update(successors=round(sum(counts) / n, 4), optimal_plan=bool(traj.optimal))
+    return out
 
 
 def run(ctx: "EvalContext") -> int:
@@ -37,8 +68,15 @@ def run(ctx: "EvalContext") -> int:
         if (TASK, domain, split, traj.problem, seed) not in ctx.done
     ]
     entries = {e.key: e for e in ps.entries}
+    floors: dict[tuple, dict] = {}
     n = 0
     for traj, seed in tqdm(todo, desc=f"rank successors {method.name}"):
+        key = (traj.domain, traj.split, traj.problem)
+        if key not in floors:
+            try:
+                floors[key] = successor_floor(traj, ps.domain_file(traj.domain), ps.root / traj.problem_file)
+            except Exception:  # noqa: BLE001 - the floor is context; the method's record still counts
+                floors[key] = {}
         start = time.perf_counter()
         try:
             hits, outcome, reason = method.rank(traj, seed), "solved", None
@@ -51,7 +89,7 @@ def run(ctx: "EvalContext") -> int:
             wall_time=round(time.perf_counter() - start, 4), size=e.size if e else None,
             objects=e.objects if e else None, config_hash=ctx.fingerprint,
             extra={"task": TASK, "protocol": PROTOCOL, "reference_plan": traj.plan_source,
-                   **ctx.train_facts, **hits},
+                   **floors[key], **ctx.train_facts, **hits},
         ).to_dict())
         n += 1
     return n

@@ -30,7 +30,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from planarena.config import Layout
+from planarena.config import Layout, is_held_out
 from planarena.core.io import atomic_write_text
 from planarena.report import plots as plotting
 from planarena.report.metrics import COVERAGE
@@ -68,6 +68,7 @@ class Analysis:
     index: dict[tuple[str, str], frozenset[str]]
     coverage: pd.DataFrame
     coverage_sum: pd.DataFrame
+    ceiling: list[str]
     problems: problems.Problems
     hitk: pd.DataFrame | None
     pool: pool.Pool | None
@@ -88,6 +89,9 @@ def analyse(inputs: ReportInputs) -> Analysis:
         index=index,
         coverage=cov,
         coverage_sum=coverage.coverage_sum(cov),
+        ceiling=coverage.horizon_ceiling(inputs.plan_records, index,
+                                         {m: t.horizon for m, t in inputs.traits.items()},
+                                         dict.fromkeys(cov["method"])),
         problems=problems.analyse(inputs.records, inputs.plan_records, index),
         hitk=hitk.successor_set_table([r for r in inputs.records if not is_pool_record(r)]),
         pool=pool.analyse(latest, inputs.traits, inputs.acp_dir),
@@ -123,7 +127,7 @@ def render_leaderboard(
     for section in (
         problems.render(a.problems),
         info.render(run_info, a.methods),
-        coverage.render(a.coverage, a.coverage_sum),
+        coverage.render(a.coverage, a.coverage_sum, a.ceiling),
         hitk.render(a.hitk, pool.render(a.pool)),
         schema.render(a.schema),
         cost.render(a.cost),
@@ -147,14 +151,14 @@ def render_leaderboard(
 def build_metrics(a: Analysis) -> dict:
     """Small nested dict for ``reports/metrics.json`` (``dvc metrics show`` / ``dvc exp show``).
 
-    ``coverage.<method>.<domain>.<split>``: mean coverage over seeds (cells with records and
-    instances only); ``coverage_sum.<method>``; ``problems``: counts of error and diverged
+    ``coverage.<method>.<domain>.<split>``: mean coverage over seeds (held-out cells with records
+    and instances only); ``coverage_sum.<method>`` (held-out splits); ``problems``: counts of error and diverged
     attempts and of rejected plans (methods and planning stage). Values rounded as
     :data:`planarena.report.metrics.COVERAGE` declares.
     """
     cov: dict[str, dict[str, dict[str, float]]] = {}
     for r in a.coverage.itertuples(index=False):
-        if r.status == "ok":
+        if r.status == "ok" and is_held_out(r.split):
             cov.setdefault(r.method, {}).setdefault(r.domain, {})[r.split] = COVERAGE.json_value(r.mean)
     sums = {
         r.method: COVERAGE.json_value(r.mean)

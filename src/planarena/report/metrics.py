@@ -43,6 +43,9 @@ SUMMARIES: dict[str, str] = {
 #: Wall times below this (seconds) are raised to it before taking logarithms for geometric means.
 MIN_TIME_S = 1e-3
 
+#: A formatted cell: mean, optional "± std", optional "(...)" notes.
+_CELL = re.compile(r"^(-?[\d,]+(?:\.\d+)?)(?: ± (n/a|-?[\d,]+(?:\.\d+)?))?(?: \(.*\))?$")
+
 #: Successor-ranking metric keys found in records' ``extra`` (``hit@5``, ``acc@10``).
 RANK_KEY = re.compile(r"^(hit|acc)@(\d+)$", re.IGNORECASE)
 
@@ -159,16 +162,38 @@ class Metric:
         return format(x, self.spec)
 
     def format(
-        self, mean: float, std: float | None = None, n: int | None = None, bold: bool = False
+        self, mean: float, std: float | None = None, n: int | None = None, bold: bool = False,
+        runs: int | None = None,
     ) -> str:
         """A cell: ``"0.67 ± 0.27 (n=3)"``; the std part only when ``std`` is given (``n/a``
-        when NaN), the count only when ``n`` is given; wrapped in ``**`` when ``bold``."""
+        when NaN), the count only when ``n`` is given; wrapped in ``**`` when ``bold``. With
+        ``runs == 1`` (one seed) there is no spread to show: ``"0.67 (1 run, n=3)"``."""
         text = self.format_value(mean)
-        if std is not None:
+        notes = []
+        if runs == 1:
+            notes.append("1 run")
+        elif std is not None:
             text += " ± " + ("n/a" if math.isnan(std) else self.format_value(std))
         if n is not None:
-            text += f" (n={n})"
+            notes.append(f"n={n}")
+        if notes:
+            text += f" ({', '.join(notes)})"
         return f"**{text}**" if bold else text
+
+    @staticmethod
+    def parse(cell: str) -> tuple[float, float]:
+        """The (mean, std) of a cell that :meth:`format` wrote (``"**0.67 ± 0.27 (n=3)**"``,
+        ``"55.4 (1 run)"``: std 0; ``"n/a"`` std: NaN), for plots drawn from rendered tables.
+
+        Raises:
+            ValueError: the text is not such a cell (e.g. "–").
+        """
+        m = _CELL.match(cell.strip().strip("*"))
+        if not m:
+            raise ValueError(f"not a metric cell: {cell!r}")
+        mean = float(m.group(1).replace(",", ""))
+        std = m.group(2)
+        return mean, (math.nan if std == "n/a" else float(std.replace(",", "")) if std else 0.0)
 
     def json_value(self, x: float) -> float:
         """``x`` rounded for ``reports/metrics.json``."""

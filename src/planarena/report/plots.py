@@ -15,6 +15,7 @@ import pandas as pd
 from planarena.core.problemset import ProblemEntry
 from planarena.core.records import ResultRecord
 from planarena.report.markdown import DASH
+from planarena.report.metrics import Metric
 from planarena.report.records import entries, method_order, plan_records_of
 
 PLOTS_DIR = "plots"
@@ -159,7 +160,7 @@ def plot_hit5_by_protocol(summary: pd.DataFrame | None, path: Path) -> bool:
                 means.append(np.nan)
                 errs.append(0)
             else:
-                mu, sd = (float(x) for x in cell.iloc[0].split(" ± "))
+                mu, sd = Metric.parse(cell.iloc[0])
                 means.append(mu)
                 errs.append(sd)
         ax.bar(np.arange(len(protos)) + i * width, means, width, yerr=errs, label=m, capsize=2,

@@ -163,7 +163,8 @@ class StateCentric(Method):
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
         """Info row: raw or normalised WL histograms (``transition_models.<lstm|xgb>.normalise``;
-        the state-centric issue asks the report to say which ran); the candidate-pool note."""
+        the state-centric issue asks the report to say which ran); the candidate-pool note; the
+        decoder's horizon (Algorithm 1: plans of at most ``decode.horizon`` steps)."""
         how = {k: (get(params, f"transition_models.{k}", {}) or {}).get("normalise") or "none" for k in ("lstm", "xgb")}
         names = {"none": "raw colour counts", "l1": "L1-normalised"}
         text = (names.get(how["lstm"], how["lstm"]) if len(set(how.values())) == 1
@@ -179,7 +180,10 @@ class StateCentric(Method):
                 "Logistics among these domains (the paper designs four domains), and WL/FSF features are per "
                 "domain, so the transfer protocols (Multi-Domain, Cross-Domain, Leave-One-Out) have no "
                 "state-centric rows.")
-        return ReportTraits(info=(("WL histogram (state-centric models)", wl),), notes=(("pool", pool),))
+        decode = DecodeSettings.from_params(config.get("decode"))
+        horizon = None if decode.horizon_per_object else decode.horizon  # per problem otherwise
+        return ReportTraits(info=(("WL histogram (state-centric models)", wl),), notes=(("pool", pool),),
+                            horizon=horizon)
 
     def __init__(self, name, config, params, layout):
         # coverage splits: the block's `splits`, else `transition_models.splits` (the paper profile

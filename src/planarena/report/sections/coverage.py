@@ -17,6 +17,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from planarena.config import is_held_out
 from planarena.core.problemset import ProblemEntry
 from planarena.core.records import ResultRecord
 from planarena.report.markdown import DASH, NO_INSTANCES, md_table
@@ -48,7 +49,8 @@ def coverage_table(
     One row per combination of (domain, split) in :func:`instance_index` and method, with columns
     :data:`COVERAGE_COLUMNS`: ``n`` instances; ``seeds`` the seeds the method ran there;
     ``solved`` the per-seed count of instances solved and validated; ``mean`` and ``std``
-    (population, ``ddof=0``) over seeds of ``solved / n``; ``status`` is ``ok``, ``no records``
+    (population, ``ddof=0``) over seeds of ``solved / n``, where the seeds are every seed the
+    method ran with anywhere (a seed without records in a cell counts 0 solved there); ``status`` is ``ok``, ``no records``
     (the method has no record there; rendered "–") or ``no instances`` (``n == 0``; ``mean`` and
     ``std`` are NaN). Records for problems not in the manifest are ignored here (see Problems).
     """
@@ -56,17 +58,21 @@ def coverage_table(
     index = instance_index(manifest, latest, domains, splits)
     methods = method_order(latest)
     family = {r.method: r.family for r in latest}
-    seeds_of: dict[tuple, set[int]] = defaultdict(set)
+    ran: set[tuple] = set()
+    method_seeds: dict[str, set[int]] = defaultdict(set)
     solved_by: dict[tuple, set[str]] = defaultdict(set)
     for r in latest:
-        seeds_of[(r.method, r.domain, r.split)].add(r.seed)
+        ran.add((r.method, r.domain, r.split))
+        method_seeds[r.method].add(r.seed)
         if r.counts_as_solved and r.problem in index[(r.domain, r.split)]:
             solved_by[(r.method, r.domain, r.split, r.seed)].add(r.problem)
     rows = []
     for (domain, split), problems in index.items():
         n = len(problems)
         for m in methods:
-            seeds = tuple(sorted(seeds_of.get((m, domain, split), ())))
+            # every seed the method ran with counts in every cell it ran on: a seed without
+            # records there solved nothing (it is not left out of the mean)
+            seeds = tuple(sorted(method_seeds[m])) if (m, domain, split) in ran else ()
             solved = tuple(len(solved_by.get((m, domain, split, s), ())) for s in seeds)
             mean = std = math.nan
             if n == 0:
@@ -94,13 +100,18 @@ def coverage_table(
 
 
 def coverage_sum(cov: pd.DataFrame) -> pd.DataFrame:
-    """The Sum row per method (columns method, n, mean, std), by the metric's declared summary
-    (:func:`planarena.report.metrics.instance_weighted`) over the cells with status ``ok``."""
+    """The Sum row per method (columns method, n, mean, std, runs), by the metric's declared
+    summary (:func:`planarena.report.metrics.instance_weighted`) over the **held-out** cells with
+    status ``ok`` (:func:`planarena.config.is_held_out`: train coverage is not a result); ``runs``
+    is the number of seeds."""
     rows = []
+    held_out = cov["split"].map(is_held_out).astype(bool)
     for m in dict.fromkeys(cov["method"]):
-        n, mean, std = instance_weighted(cov[(cov["method"] == m) & (cov["status"] == "ok")])
-        rows.append(dict(method=m, n=n, mean=mean, std=std))
-    return pd.DataFrame(rows, columns=["method", "n", "mean", "std"])
+        cells = cov[(cov["method"] == m) & (cov["status"] == "ok") & held_out]
+        n, mean, std = instance_weighted(cells)
+        runs = len(set().union(*cells["seeds"])) if n else 0
+        rows.append(dict(method=m, n=n, mean=mean, std=std, runs=runs))
+    return pd.DataFrame(rows, columns=["method", "n", "mean", "std", "runs"])
 
 
 def best_methods(values: Mapping[str, float]) -> set[str]:
@@ -143,14 +154,14 @@ def coverage_markdown(cov: pd.DataFrame, sums: pd.DataFrame) -> str:
             elif r.status == "no records":
                 row[m] = DASH
             else:
-                row[m] = COVERAGE.format(r.mean, r.std, r.n, m in best)
+                row[m] = COVERAGE.format(r.mean, r.std, r.n, m in best, runs=len(r.seeds))
         rows.append(row)
     by_method = {r.method: r for r in sums.itertuples(index=False)}
     best = COVERAGE.best({m: r.mean for m, r in by_method.items() if r.n > 0})
-    row = {"Domain": "**Sum**", "Split": "all"}
+    row = {"Domain": "**Sum**", "Split": "held-out"}
     for m in methods:
         r = by_method[m]
-        row[m] = DASH if r.n == 0 else COVERAGE.format(r.mean, r.std, r.n, m in best)
+        row[m] = DASH if r.n == 0 else COVERAGE.format(r.mean, r.std, r.n, m in best, runs=r.runs)
     rows.append(row)
     return md_table(pd.DataFrame(rows, columns=["Domain", "Split", *methods]))
 
@@ -166,11 +177,48 @@ def measured_cell(cov: pd.DataFrame, domain: str, split: str, method: str) -> st
         return NO_INSTANCES
     if r["status"] != "ok":
         return DASH
-    return COVERAGE.format(r["mean"], r["std"], int(r["n"]))
+    return COVERAGE.format(r["mean"], r["std"], int(r["n"]), runs=len(r["seeds"]))
 
 
-def render(cov: pd.DataFrame, sums: pd.DataFrame) -> list[str]:
-    """Markdown lines of the section from :func:`coverage_table` and :func:`coverage_sum`."""
+def horizon_ceiling(
+    plan_records: Iterable[Mapping],
+    index: Mapping[tuple[str, str], Iterable[str]],
+    horizons: Mapping[str, int | None],
+    ran: Iterable[str],
+) -> list[str]:
+    """Sentences stating, per distinct horizon H of the methods in ``ran`` (``horizons``: method ->
+    its :attr:`ReportTraits.horizon`), how many held-out problems of ``index`` no plan of at most H
+    steps can solve: their optimal plan (the planning stage's A*+LM-cut plan) is longer than H.
+    Problems without an optimal plan whose best known plan is longer than H (or that have none) are
+    counted apart as unknown. Empty when no method has a horizon."""
+    by_h: dict[int, list[str]] = defaultdict(list)
+    for m in ran:
+        if horizons.get(m) is not None:
+            by_h[int(horizons[m])].append(m)
+    if not by_h:
+        return []
+    plans = {(r.get("domain"), r.get("split"), r.get("problem")): r for r in plan_records}
+    held_out = [(d, s, p) for (d, s), probs in index.items() if is_held_out(s) for p in probs]
+    out = []
+    for h, methods in sorted(by_h.items()):
+        over, unknown = 0, 0
+        for key in held_out:
+            r = plans.get(key) or {}
+            length = r.get("plan_length") if r.get("outcome") == "solved" else None
+            if length is not None and r.get("optimal") and length > h:
+                over += 1
+            elif length is None or (not r.get("optimal") and length > h):
+                unknown += 1
+        names = ", ".join(f"`{m}`" for m in methods)
+        out.append(f"Horizon ceiling: with plans of at most {h} steps ({names}), {over} of {len(held_out)} "
+                   f"held-out problems cannot be solved (their optimal plans are longer); for {unknown} more "
+                   "no optimal plan is known and no plan within the horizon was found by the planners.")
+    return out
+
+
+def render(cov: pd.DataFrame, sums: pd.DataFrame, ceiling: Sequence[str] = ()) -> list[str]:
+    """Markdown lines of the section from :func:`coverage_table` and :func:`coverage_sum`, and the
+    :func:`horizon_ceiling` sentences."""
     out = ["## Coverage", ""]
     if cov.empty:
         out.append("No `plan` results yet: `data/results/` holds no records of methods that plan.")
@@ -180,10 +228,14 @@ def render(cov: pd.DataFrame, sums: pd.DataFrame) -> list[str]:
         "population std (ddof=0) over seeds, n = instances in the split; instances without a "
         "record count as unsolved. Best per row in bold (ties all bold; nothing bold when the "
         "best is 0). "
-        f'"{DASH}": the method has no records there. Sum: solved instances averaged over seeds / '
-        "instances, over the splits the method ran on."
+        f'"{DASH}": the method has no records there; "1 run": one seed, no spread. Every seed a '
+        "method ran with counts in every cell it ran on (a seed without records there solved "
+        "nothing). Sum: solved instances averaged over seeds / instances, over the **held-out** "
+        "splits the method ran on (train rows are shown, never summed)."
     )
     out += ["", coverage_markdown(cov, sums)]
+    for sentence in ceiling:
+        out += ["", sentence]
     skipped = unevaluated_splits(cov)
     if skipped:
         names = ", ".join(f"`{d}/{s}`" for d, s in skipped)

@@ -7,6 +7,7 @@ by :mod:`planarena.report.sections.schema`).
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from typing import Any, Iterable, Sequence
 
@@ -23,13 +24,20 @@ from planarena.report.records import (
     split_sort_key,
 )
 
+CHANCE_ROW_TEXT = "*uniform random ranker*"
+
 DESCRIPTION = (
     "Successor ranking (`rank_successors` records), per protocol, domain, split and method. "
     "`hit@k`: fraction of a reference trajectory's steps whose true successor the method ranks "
     "in the top k among all successors of the state; per seed the mean over trajectories, then "
     "mean ± population std (ddof=0) over seeds. `inputs`: what the method conditions on (state, "
     "action, goal), as its records declare; `seeds`, `trajectories`: how many the cell averages "
-    "(records without values, e.g. errors listed under Problems, are not counted)."
+    "(records without values, e.g. errors listed under Problems, are not counted). "
+    f"Floor: the {CHANCE_ROW_TEXT} row of each cell is the Hit@k of a ranker that orders the "
+    "successors uniformly at random (mean over steps of min(k, c) / c for c successors); "
+    "`successors`: mean successors per step; a value marked (trivial) is 1 for any ranker "
+    "(every step has at most k successors) and ranks nothing. `reference plan`: the trajectories' "
+    "plans: `astar_lmcut` (optimal) or `lama_first` (not optimal; where A*+LM-cut failed), kept apart."
 )
 
 #: Said when a task's table has no description of its own.
@@ -123,24 +131,89 @@ def task_metric_table(
         row[unit] = str(len(problems[group]))
         for k in metric_keys:
             per_seed = [float(np.mean(v)) for _, v in sorted(values[group][k].items())]
-            row[k] = declared[k].format(*declared[k].aggregate(per_seed)) if per_seed else DASH
+            row[k] = (declared[k].format(*declared[k].aggregate(per_seed), runs=len(per_seed))
+                      if per_seed else DASH)
         rows.append(row)
     columns = [*group_by, "method", *text_keys, "seeds", unit, *metric_keys]
     return pd.DataFrame(rows, columns=columns)
 
 
+#: rows of the successor-set table: one cell per protocol, domain, split and kind of reference
+#: plan (``astar_lmcut``: optimal; ``lama_first``: not), so Hit@k along optimal plans is never mixed
+#: with Hit@k along LAMA plans (issue 12)
+GROUPS = ("protocol", "domain", "split", "reference_plan")
+
+#: the row that gives each cell's floor (a uniform random ranker of the successors)
+CHANCE_ROW = CHANCE_ROW_TEXT
+TRIVIAL = "trivial"
+
+
+def successor_floors(records: Iterable[ResultRecord]) -> dict[tuple[str, str, str], dict]:
+    """Per (protocol, domain, split, reference plan): the floor of the successor-set cells from the records'
+    ``chance@k``, ``successors`` and ``at_most@k`` (written by the protocol, the same for every
+    method; :func:`planarena.protocols.successor_set.successor_floor`), one value per trajectory:
+    ``chance@k`` and ``successors`` are means over the trajectories, ``trivial@k`` says every step
+    of every trajectory has at most k successors (Hit@k is then 1 for any ranker), ``n`` counts the
+    trajectories."""
+    per_traj: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    for r in latest_records(records):
+        extra = r.extra or {}
+        if record_task(r) != "rank_successors" or "successors" not in extra:
+            continue
+        group = (_group_value(r, "protocol"), r.domain, r.split, _group_value(r, "reference_plan"))
+        per_traj[group].setdefault(r.problem, extra)
+    out = {}
+    for group, trajs in per_traj.items():
+        vals = list(trajs.values())
+        floor: dict[str, Any] = {"n": len(vals), "successors": float(np.mean([v["successors"] for v in vals]))}
+        for key in vals[0]:
+            m = re.match(r"^(chance|at_most)@(\d+)$", str(key))
+            if m and m.group(1) == "chance":
+                floor[key] = float(np.mean([v.get(key, math.nan) for v in vals]))
+            elif m:
+                floor[f"trivial@{m.group(2)}"] = all(v.get(key) == 1.0 for v in vals)
+        out[group] = floor
+    return out
+
+
 def successor_set_table(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
     """The section's table: :func:`task_metric_table` of ``rank_successors`` by protocol,
-    domain and split, with the records' ``inputs`` and trajectory counts. ``records`` should hold
-    no candidate-pool records (those have their own subsection)."""
-    return task_metric_table(
+    domain and split, with the records' ``inputs`` and trajectory counts, and each cell's floor
+    (:func:`successor_floors`): a first row per (protocol, domain, split) for the uniform random
+    ranker, a ``successors`` column (mean successors per step), and Hit@k values marked
+    ``trivial`` where every step has at most k successors. ``records`` should hold no
+    candidate-pool records (those have their own subsection)."""
+    records = list(records)
+    table = task_metric_table(
         records,
         "rank_successors",
         None,
-        ("protocol", "domain", "split"),
+        GROUPS,
         text_keys=("inputs",),
         unit="trajectories",
     )
+    if table is None:
+        return None
+    floors = successor_floors(records)
+    hit_keys = [c for c in table.columns if RANK_KEY.match(str(c))]
+    rows = []
+    for group, g in table.groupby(list(GROUPS), sort=False):
+        floor = floors.get(group)
+        if floor is not None:
+            chance = {k: (f"{floor[k.replace('hit', 'chance')]:.2f}" if k.replace("hit", "chance") in floor
+                          else DASH) for k in hit_keys}
+            rows.append({**dict(zip(GROUPS, group, strict=True)), "method": CHANCE_ROW,
+                         "inputs": DASH, "seeds": DASH, "trajectories": str(floor["n"]), **chance})
+        for row in g.to_dict("records"):
+            for k in hit_keys:
+                if floor and floor.get(k.replace("hit", "trivial")) and row[k] != DASH:
+                    row[k] = f"{row[k]} ({TRIVIAL})"
+            rows.append(row)
+    out = pd.DataFrame(rows, columns=list(table.columns))
+    succ = {g: f"{f['successors']:.1f}" for g, f in floors.items()}
+    out.insert(out.columns.get_loc("trajectories") + 1, "successors",
+               [succ.get(tuple(r[g] for g in GROUPS), DASH) for r in out.to_dict("records")])
+    return out.rename(columns={"reference_plan": "reference plan"})
 
 
 def render_task(

@@ -83,7 +83,7 @@ def _fmt(name: str, seeds: Mapping[int, float] | None) -> str:
     if not seeds:
         return DASH
     m = metric(name).percent()
-    return m.format(*m.aggregate(list(seeds.values())))
+    return m.format(*m.aggregate(list(seeds.values())), runs=len(seeds))
 
 
 def _proto_key(p: str) -> int:
