@@ -118,7 +118,19 @@ def test_report_section_has_protocols_matrix_and_counts(workspace):
     _, layout, _ = workspace
     recs = _records(layout, "embedplan_mlp") + _records(layout, "embedplan_untrained")
     table = pool_table(recs)
-    assert set(table["method"]) == {"embedplan_mlp", "embedplan_untrained"}
+    assert set(table["method"]) == {"embedplan_mlp", "embedplan_untrained", "*uniform random ranker*"}
+    # the floor row of each (protocol, domain): Hit@k chance is k / pool; Acc@k chance from the
+    # applicable actions, never above 100%, and at least the chance of ranking 1 of them first
+    floor = table[table["method"] == "*uniform random ranker*"]
+    assert len(floor) == len(table[["protocol", "domain"]].drop_duplicates())
+    for r in recs:
+        x = r.extra
+        if r.outcome != "solved":
+            continue
+        assert min(1.0, 5 / x["pool_size"]) - 1e-6 <= x["hit_chance@5"] <= 1.0  # pools may be smaller
+        assert x["hit_chance@1"] <= x["hit_chance@5"] <= x["hit_chance@10"]
+        assert 1 / x["actions"] - 1e-6 <= x["acc_chance@1"] <= x["acc_chance@5"] <= 1.0  # Jensen
+    assert all(0 < float(a) <= 100 for a in floor["Acc@5"])
     summary = pool_summary(recs)
     assert "Leave-One-Out" in set(summary["protocol"])
     md = "\n".join(render_pool_md(recs, layout.acp))

@@ -465,14 +465,22 @@ class HitResult:
 
 
 def hit_metrics(res: HitResult, idx: np.ndarray | None = None, ks: tuple[int, ...] = (1, 5, 10)) -> dict:
-    """``hit@k`` and ``acc@k`` (fractions) over the queries ``idx`` (default all)."""
+    """``hit@k`` and ``acc@k`` (fractions) over the queries ``idx`` (default all), with Acc@k's
+    floor: ``acc_chance@k``, the Acc@k of a uniform random ranker of the applicable actions (mean of
+    min(k, n) / n for n applicable actions), and ``actions``, the mean n. Acc@k ranks the applicable
+    actions of s only (the EmbedPlan paper ranks every ground action of the domain)."""
     r = res.rank if idx is None else res.rank[idx]
     ar = res.action_rank if idx is None else res.action_rank[idx]
+    n = res.n_actions if idx is None else res.n_actions[idx]
     out: dict = {}
     for k in ks:
         out[f"hit@{k}"] = float(np.mean(r < k)) if len(r) else float("nan")
     for k in ks:
         out[f"acc@{k}"] = float(np.mean(ar < k)) if len(ar) else float("nan")
+    if len(n) and np.all(n > 0):
+        for k in ks:
+            out[f"acc_chance@{k}"] = round(float(np.mean(np.minimum(k, n) / n)), 6)
+        out["actions"] = round(float(np.mean(n)), 4)
     return out
 
 
@@ -559,6 +567,9 @@ def task_records(method, task: "Task", protocol: str, seed: int, problem: str, d
         if model.outcome == "solved" and len(test.rows):
             ranks, sizes, metrics = model.rank(test)
             extra.update({f"hit@{k}": float(np.mean(ranks < k)) for k in (1, 5, 10)})
+            # the floor: a uniform random ranker puts s' in its top k with probability min(k, pool) / pool
+            extra.update({f"hit_chance@{k}": round(float(np.mean(np.minimum(k, sizes) / np.maximum(sizes, 1))), 6)
+                          for k in (1, 5, 10)} if len(sizes) else {})
             extra.update(metrics)
             extra["mean_pool"] = float(np.mean(sizes))
             extra.update(plan_metrics_of(ranks < 5, test))

@@ -21,6 +21,7 @@ it runs) comes from :class:`planarena.methods.base.ReportTraits`, never from its
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,12 @@ INTRO = (
     "method ranks a pool of `embedplan.pool_size` states (the true s' and distractors drawn "
     "uniformly from the same domain under Interpolation, from the same problem otherwise; "
     "ties broken at random, seeded). Hit@k: s' in the top k. Acc@k: the true action ranks in "
-    "the top k among every applicable ground action of s (action disambiguation). Plan "
+    "the top k among the applicable ground actions of s (action disambiguation; the EmbedPlan "
+    "paper ranks every ground action of the domain, so this Acc@k is easier than the paper's and "
+    "not comparable with it). The *uniform random ranker* row of each protocol and domain is the "
+    "floor: min(k, pool) / pool for Hit@k and the mean of min(k, n) / n over queries with n "
+    "applicable actions for Acc@k (with about 3 applicable actions per state, Acc@5 is 100% for "
+    "any ranker). Plan "
     "mean/exact Hit@5: teacher-forced along each test plan, the mean of its steps' Hit@5 and "
     "whether every step hits (not defined for Interpolation, whose test set is transitions). "
     "Percent; mean ± population std over seeds of per-seed means. Cross-Domain cells average "
@@ -94,6 +100,25 @@ def _usable(records: Iterable[ResultRecord]) -> list[ResultRecord]:
     return [r for r in records if is_pool_record(r) and r.outcome != "error"]
 
 
+#: the floor row of each (protocol, domain): a ranker that orders the pool (Hit@k) and the
+#: applicable actions (Acc@k) uniformly at random
+CHANCE_ROW = "*uniform random ranker*"
+
+
+def _chance(recs: Sequence[ResultRecord]) -> dict[tuple[str, str], dict[str, str]]:
+    """(protocol, domain) -> percent cells of the uniform random ranker, from the records'
+    ``hit_chance@k`` and ``acc_chance@k`` (mean over the records that have them)."""
+    acc: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in recs:
+        extra = r.extra or {}
+        for m in POOL_METRICS:
+            kind, _, k = m.partition("@")
+            v = extra.get(f"{kind}_chance@{k}") if kind in ("hit", "acc") else None
+            if isinstance(v, (int, float)) and math.isfinite(v):
+                acc[(extra.get("protocol"), r.domain)][m].append(float(v))
+    return {g: {m: f"{100 * np.mean(v):.1f}" for m, v in vals.items()} for g, vals in acc.items()}
+
+
 def pool_table(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
     """Protocol x domain x method table (percent; columns protocol, domain, method, inputs, seeds,
     queries/seed, then the titles of :data:`POOL_METRICS`); None without pool records. For
@@ -110,8 +135,15 @@ def pool_table(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
     for r in recs:
         inputs[key(r)].add(str((r.extra or {}).get("inputs", DASH)))
         queries[key(r)].append(int((r.extra or {}).get("queries", 0)))
+    chance = _chance(recs)
     rows = []
+    last = None
     for g in sorted(inputs, key=lambda g: (_proto_key(g[0]), g[1], g[2])):
+        if g[:2] != last and g[:2] in chance:
+            rows.append({"protocol": PROTOCOL_LABELS.get(g[0], g[0]), "domain": g[1], "method": CHANCE_ROW,
+                         "inputs": DASH, "seeds": DASH, "queries/seed": DASH,
+                         **{metric(m).title: chance[g[:2]].get(m, DASH) for m in POOL_METRICS}})
+        last = g[:2]
         seeds = {s for m in POOL_METRICS for s in by_metric[m].get(g, {})}
         row = {"protocol": PROTOCOL_LABELS.get(g[0], g[0]), "domain": g[1], "method": g[2],
                "inputs": "; ".join(sorted(inputs[g])), "seeds": str(len(seeds)),
