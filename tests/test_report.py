@@ -113,6 +113,7 @@ def test_sections_in_design_order_and_hitk_not_faked():
         "Problems",
         "Info",
         "Coverage",
+        "Plan quality",
         "Hit@k",
         "Schema learning",
         "Cost",

@@ -139,3 +139,28 @@ def test_horizon_ceiling_counts_held_out_problems_whose_optimal_plan_is_too_long
                      "cannot be solved (their optimal plans are longer); for 2 more no optimal plan is known "
                      "and no plan within the horizon was found by the planners."]
     assert horizon_ceiling(plans, index, {"fd": None}, ["fd"]) == []
+
+
+def test_plan_quality_qs_and_qs_s():
+    """QS / QS_S (symmetry-aware-transformers paper, Eq. 1-2) against the shortest known plan."""
+    from planarena.report.sections.quality import best_lengths, quality_table
+
+    index = {("blocksworld", "train"): frozenset({"t1"}),
+             ("blocksworld", "validation"): frozenset({"p1", "p2", "p3", "p4"})}
+    plans = [{"domain": "blocksworld", "split": "validation", "problem": p, "outcome": "solved",
+              "validated": True, "plan_length": n} for p, n in (("p1", 4), ("p2", 6), ("p3", 10))]
+    # p4: no planner plan, but method b finds one of length 8 -> pi* = 8
+    records = [rec("a", "blocksworld", "validation", "p1", 0, plan_length=8),   # 4/8
+               rec("a", "blocksworld", "validation", "p2", 0, plan_length=6),   # 6/6
+               rec("a", "blocksworld", "validation", "p3", 0, "unsolved"),      # 0
+               rec("a", "blocksworld", "validation", "p4", 0, "unsolved"),
+               rec("a", "blocksworld", "train", "t1", 0, plan_length=3),        # train: not counted
+               rec("b", "blocksworld", "validation", "p3", 0, plan_length=5),   # shorter than FD's 10
+               rec("b", "blocksworld", "validation", "p4", 0, plan_length=8)]
+    best = best_lengths(records, plans)
+    assert best[("blocksworld", "validation", "p3")] == 5 and best[("blocksworld", "validation", "p4")] == 8
+    table = quality_table(records, plans, index).set_index("method")
+    assert table.loc["a", "n"] == 4
+    assert table.loc["a", "QS"] == "0.38 (1 run)"       # (0.5 + 1 + 0 + 0) / 4
+    assert table.loc["a", "QS_S"] == "0.75 (1 run)"     # (0.5 + 1) / 2
+    assert table.loc["b", "QS"] == "0.50 (1 run)" and table.loc["b", "QS_S"] == "1.00 (1 run)"

@@ -52,6 +52,7 @@ from planarena.report.sections import (
     info,
     pool,
     problems,
+    quality,
     published,
     schema,
 )
@@ -69,6 +70,7 @@ class Analysis:
     coverage: pd.DataFrame
     coverage_sum: pd.DataFrame
     ceiling: list[str]
+    quality: pd.DataFrame
     problems: problems.Problems
     hitk: pd.DataFrame | None
     pool: pool.Pool | None
@@ -92,6 +94,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
         ceiling=coverage.horizon_ceiling(inputs.plan_records, index,
                                          {m: t.horizon for m, t in inputs.traits.items()},
                                          dict.fromkeys(cov["method"])),
+        quality=quality.quality_table(inputs.records, inputs.plan_records, index),
         problems=problems.analyse(inputs.records, inputs.plan_records, index),
         hitk=hitk.successor_set_table([r for r in inputs.records if not is_pool_record(r)]),
         pool=pool.analyse(latest, inputs.traits, inputs.acp_dir),
@@ -128,6 +131,7 @@ def render_leaderboard(
         problems.render(a.problems),
         info.render(run_info, a.methods),
         coverage.render(a.coverage, a.coverage_sum, a.ceiling),
+        quality.render(a.quality),
         hitk.render(a.hitk, pool.render(a.pool)),
         schema.render(a.schema),
         cost.render(a.cost),

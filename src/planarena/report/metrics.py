@@ -297,6 +297,10 @@ def metric(name: str) -> Metric:
 COVERAGE = register_metric(
     Metric("coverage", "coverage", True, "seed_mean", ".2f", summary="instance_weighted")
 )
+#: Plan quality (symmetry-aware-transformers paper, Appendix E, Eq. 1-2): mean of |pi*| / |pi|
+#: over every problem (unsolved: 0) and over the solved problems only.
+QS = register_metric(Metric("QS", "QS", True))
+QS_S = register_metric(Metric("QS_S", "QS_S", True))
 #: Wall time per commonly solved problem (seconds).
 TIME = register_metric(
     Metric("time", "time/problem, geo-mean (s)", False, "geometric_mean", ".3f")

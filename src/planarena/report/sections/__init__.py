@@ -5,6 +5,7 @@
 ``problems``        errors, diverged runs, rejected plans, planning stage, data issues
 ``info``            provenance, method settings, methods with results
 ``coverage``        domain x split x method, mean ± std, best in bold, Sum row
+``quality``         plan quality QS / QS_S (symmetry-aware-transformers paper, Appendix E)
 ``hitk``            successor-set Hit@k (and the task-metric table shared with schema)
 ``pool``            the candidate-pool Hit@k subsection (with ``pool_reading``)
 ``schema``          schema learning
