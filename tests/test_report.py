@@ -169,12 +169,9 @@ def test_run_stage_writes_outputs_deterministically(tmp_path):
     assert b"`logistics/validation`: no instances" in md1
 
     metrics = json.loads(metrics1)
-    assert set(metrics) == {"coverage", "coverage_sum", "problems"}
-    assert metrics["coverage"]["wl_xgb"]["blocksworld"] == {
-        "validation": 0.6667,
-        "extrapolation": 0.5,
-    }
-    assert "extrapolation" not in metrics["coverage"]["astar"]["blocksworld"]
+    assert set(metrics) == {"coverage", "coverage_sum", "problems"}  # headline numbers only
+    assert metrics["coverage"]["wl_xgb"] == {"validation": 0.6667, "extrapolation": 0.5}
+    assert "extrapolation" not in metrics["coverage"]["astar"]
     assert metrics["coverage_sum"]["wl_xgb"] == pytest.approx((2 + 1) / 5, abs=1e-4)
     assert metrics["problems"] == {"error": 0, "diverged": 0, "rejected_plans": 0}
 

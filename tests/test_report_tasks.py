@@ -229,3 +229,13 @@ def test_decode_time_per_step_is_averaged_over_attempts():
     cost = cost_table(records).set_index("Method")
     assert cost.loc["m", "decode time per step (s)"] == "0.2000"
 
+
+
+def test_successor_set_headline_is_over_held_out_trajectories():
+    from planarena.report.sections.hitk import held_out_mean
+
+    records = [rank_rec("m", "bw", "validation", "p1", 0, (0.5, 1, 1)),
+               rank_rec("m", "bw", "validation", "p2", 0, (0.25, 1, 1)),
+               rank_rec("m", "bw", "validation", "p1", 1, (1.0, 1, 1)),
+               rank_rec("m", "bw", "train", "t1", 0, (0.0, 0, 0))]  # train: not a result
+    assert held_out_mean(records, "hit@1") == {"m": pytest.approx((0.375 + 1.0) / 2)}

@@ -33,7 +33,8 @@ import pandas as pd
 from planarena.config import Layout, is_held_out
 from planarena.core.io import atomic_write_text
 from planarena.report import plots as plotting
-from planarena.report.metrics import COVERAGE
+from planarena.report.markdown import DASH
+from planarena.report.metrics import COVERAGE, Metric, instance_weighted
 from planarena.report.published.loader import PAPERS, PublishedPaper
 from planarena.report.records import (
     ReportInputs,
@@ -70,6 +71,7 @@ class Analysis:
     coverage: pd.DataFrame
     coverage_sum: pd.DataFrame
     ceiling: list[str]
+    successor_hit1: dict[str, float]
     quality: pd.DataFrame
     problems: problems.Problems
     hitk: pd.DataFrame | None
@@ -94,6 +96,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
         ceiling=coverage.horizon_ceiling(inputs.plan_records, index,
                                          {m: t.horizon for m, t in inputs.traits.items()},
                                          dict.fromkeys(cov["method"])),
+        successor_hit1=hitk.held_out_mean(inputs.records, "hit@1"),
         quality=quality.quality_table(inputs.records, inputs.plan_records, index),
         problems=problems.analyse(inputs.records, inputs.plan_records, index),
         hitk=hitk.successor_set_table([r for r in inputs.records if not is_pool_record(r)]),
@@ -153,17 +156,23 @@ def render_leaderboard(
 
 
 def build_metrics(a: Analysis) -> dict:
-    """Small nested dict for ``reports/metrics.json`` (``dvc metrics show`` / ``dvc exp show``).
+    """The headline numbers for ``reports/metrics.json`` (``dvc metrics show`` / ``dvc exp show``
+    fit a terminal; the per-domain tables are in the leaderboard).
 
-    ``coverage.<method>.<domain>.<split>``: mean coverage over seeds (held-out cells with records
-    and instances only); ``coverage_sum.<method>`` (held-out splits); ``problems``: counts of error and diverged
-    attempts and of rejected plans (methods and planning stage). Values rounded as
-    :data:`planarena.report.metrics.COVERAGE` declares.
+    ``coverage.<method>.<split>``: held-out coverage per split, all domains together (instance
+    weighted, mean over seeds); ``coverage_sum.<method>``: over every held-out split;
+    ``hit@1_successor_set.<method>``: successor-set Hit@1 over held-out trajectories (per seed the
+    mean over trajectories, then the mean over seeds); ``hit@5_pool.<protocol>.<method>``: the pool
+    summary's Hit@5 (percent, mean over domains); ``problems``: counts of error and diverged
+    attempts and of rejected plans. Values rounded as :data:`planarena.report.metrics.COVERAGE`
+    declares.
     """
-    cov: dict[str, dict[str, dict[str, float]]] = {}
-    for r in a.coverage.itertuples(index=False):
-        if r.status == "ok" and is_held_out(r.split):
-            cov.setdefault(r.method, {}).setdefault(r.domain, {})[r.split] = COVERAGE.json_value(r.mean)
+    cov: dict[str, dict[str, float]] = {}
+    ok = a.coverage[(a.coverage["status"] == "ok") & a.coverage["split"].map(is_held_out).astype(bool)]
+    for (method, split), cells in ok.groupby(["method", "split"], sort=False):
+        n, mean, _ = instance_weighted(cells)
+        if n:
+            cov.setdefault(method, {})[split] = COVERAGE.json_value(mean)
     sums = {
         r.method: COVERAGE.json_value(r.mean)
         for r in a.coverage_sum.itertuples(index=False)
@@ -175,7 +184,17 @@ def build_metrics(a: Analysis) -> dict:
         "diverged": int(failed.loc[failed["Outcome"] == "diverged", "Attempts"].astype(int).sum()),
         "rejected_plans": int(rejected["Plans"].astype(int).sum()),
     }
-    return {"coverage": cov, "coverage_sum": sums, "problems": counts}
+    out: dict = {"coverage": cov, "coverage_sum": sums}
+    if a.successor_hit1:
+        out["hit@1_successor_set"] = {m: COVERAGE.json_value(v) for m, v in a.successor_hit1.items()}
+    if a.pool is not None and a.pool.summary is not None:
+        pool_hit5: dict[str, dict[str, float]] = {}
+        for r in a.pool.summary.to_dict("records"):
+            if r.get("Hit@5") not in (None, DASH):
+                pool_hit5.setdefault(r["protocol"], {})[r["method"]] = Metric.parse(r["Hit@5"])[0]
+        out["hit@5_pool"] = pool_hit5
+    out["problems"] = counts
+    return out
 
 
 def write_report(

@@ -14,9 +14,10 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from planarena.config import is_held_out
 from planarena.core.records import ResultRecord
 from planarena.report.markdown import DASH, md_table
-from planarena.report.metrics import RANK_KEY, metric, rank_metric_sort_key
+from planarena.report.metrics import RANK_KEY, metric, rank_metric_sort_key, seed_means
 from planarena.report.records import (
     latest_records,
     record_protocol,
@@ -146,6 +147,15 @@ GROUPS = ("protocol", "domain", "split", "reference_plan")
 #: the row that gives each cell's floor (a uniform random ranker of the successors)
 CHANCE_ROW = CHANCE_ROW_TEXT
 TRIVIAL = "trivial"
+
+
+def held_out_mean(records: Iterable[ResultRecord], key: str) -> dict[str, float]:
+    """Method -> ``extra[key]`` of its successor-set records over held-out splits: per seed the
+    mean over trajectories, then the mean over seeds (the headline number of ``metrics.json``)."""
+    recs = [r for r in latest_records(records) if record_task(r) == "rank_successors"
+            and _group_value(r, "protocol") == "successor_set" and is_held_out(r.split)]
+    by_method = seed_means(recs, lambda r: r.method, key)
+    return {m: float(np.mean(list(seeds.values()))) for m, seeds in by_method.items() if seeds}
 
 
 def successor_floors(records: Iterable[ResultRecord]) -> dict[tuple[str, str, str], dict]:
