@@ -123,3 +123,17 @@ def test_render_leaderboard_with_no_traits_treats_every_method_as_a_model():
     inputs = report.ReportInputs([rec("m", "blocksworld", "validation", "p1", 0)], [], manifest_3())
     md = report.render_leaderboard(report.analyse(inputs), INFO)
     assert "WL histogram" not in md and "## Plots" in md
+
+
+def test_pool_summary_gives_each_model_its_lift_over_the_floor_of_its_group():
+    hit5 = {"wl_model": {"blocksworld": 0.6, "ferry": 0.4}, "wl_floor": {"blocksworld": 0.5, "ferry": 0.1},
+            "fsf_model": {"blocksworld": 0.3, "ferry": 0.3}}
+    records = [_pool_rec(m, "state-centric-transition-models", "extrapolation", d, 13, v)
+               for m, by_domain in hit5.items() for d, v in by_domain.items()]
+    traits = {"wl_model": ReportTraits(floor_group="WL"), "wl_floor": ReportTraits(role="floor", floor_group="WL"),
+              "fsf_model": ReportTraits(floor_group="FSF")}
+    summary = pool_summary(records, traits).set_index(["protocol", "method"])
+    # (0.6 - 0.5 + 0.4 - 0.1) / 2 = +20 points
+    assert summary.loc[("Extrapolation", "wl_model"), "lift over floor (Hit@5)"] == "+20.0 vs `wl_floor`"
+    assert summary.loc[("Extrapolation", "fsf_model"), "lift over floor (Hit@5)"] == "–"  # no FSF floor
+    assert summary.loc[("Extrapolation", "wl_floor"), "lift over floor (Hit@5)"] == "–"

@@ -64,6 +64,9 @@ class ReportTraits:
         horizon: the most steps a plan of this method can have (a walk's or decoder's horizon), or
             None (no fixed limit, e.g. a search planner): the Coverage section says how many
             held-out problems need more steps than that (their optimal plans are longer).
+        floor_group: methods with the same non-empty group are read against the ``"floor"`` of that
+            group (e.g. ``"WL encoding"``: the identity predictor of WL features): the pool
+            summary gives each model's Hit@5 lift over it.
     """
 
     role: str = "model"
@@ -71,6 +74,7 @@ class ReportTraits:
     info: tuple[tuple[str, str], ...] = ()
     notes: tuple[tuple[str, str], ...] = ()
     horizon: int | None = None
+    floor_group: str = ""
 
 
 class Method:

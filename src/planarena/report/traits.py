@@ -51,6 +51,15 @@ def variant(traits: Mapping[str, ReportTraits], method: str) -> str:
     return traits.get(method, PLAIN).variant
 
 
+def floor_of(traits: Mapping[str, ReportTraits], method: str) -> str | None:
+    """The floor method of ``method``'s :attr:`ReportTraits.floor_group` (None when it has no group,
+    is a floor itself, or its group has no floor configured)."""
+    t = traits.get(method, PLAIN)
+    if not t.floor_group or t.role == "floor":
+        return None
+    return next((m for m, o in traits.items() if o.role == "floor" and o.floor_group == t.floor_group), None)
+
+
 def info_rows(traits: Mapping[str, ReportTraits]) -> list[tuple[str, str]]:
     """The Info rows every method declares, each distinct row once, in method order."""
     return list(dict.fromkeys(row for t in traits.values() for row in t.info))

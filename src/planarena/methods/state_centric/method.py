@@ -45,7 +45,7 @@ from planarena.search.decoding import (
 )
 
 ENCODINGS = ("wl", "fsf")
-MODELS = ("lstm", "xgb")
+MODELS = ("lstm", "xgb", "identity")
 MODES = ("state", "delta")
 
 
@@ -182,8 +182,10 @@ class StateCentric(Method):
                 "state-centric rows.")
         decode = DecodeSettings.from_params(config.get("decode"))
         horizon = None if decode.horizon_per_object else decode.horizon  # per problem otherwise
-        return ReportTraits(info=(("WL histogram (state-centric models)", wl),), notes=(("pool", pool),),
-                            horizon=horizon)
+        identity = config.get("model") == "identity"
+        return ReportTraits(role="floor" if identity else "model",
+                            info=(("WL histogram (state-centric models)", wl),), notes=(("pool", pool),),
+                            horizon=horizon, floor_group=f"{config.get('encoding', 'wl').upper()} encoding")
 
     def __init__(self, name, config, params, layout):
         # coverage splits: the block's `splits`, else `transition_models.splits` (the paper profile
@@ -243,10 +245,9 @@ class StateCentric(Method):
         return self._encoders[domain]
 
     def _model_class(self):
-        from planarena.methods.state_centric.lstm import LSTMTransitionModel
-        from planarena.methods.state_centric.xgb import XGBTransitionModel
+        from planarena.methods.state_centric.models import _kinds
 
-        return LSTMTransitionModel if self.model_kind == "lstm" else XGBTransitionModel
+        return _kinds()[self.model_kind]
 
     def _seeds(self) -> list[int]:
         seeds = [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]

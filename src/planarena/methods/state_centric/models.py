@@ -333,15 +333,16 @@ def _finite_or_raise(arrays: Iterable[np.ndarray], what: str) -> None:
 
 
 def _kinds() -> dict[str, type[TransitionModel]]:
-    """Every model kind by name (``lstm``, ``xgb``): importing their modules registers them."""
-    from planarena.methods.state_centric import lstm, xgb  # noqa: F401  (registers the kinds)
+    """Every model kind by name (``lstm``, ``xgb``, ``identity``): importing their modules registers
+    them."""
+    from planarena.methods.state_centric import identity, lstm, xgb  # noqa: F401  (registers the kinds)
 
     return TransitionModel._KINDS
 
 
 def make_transition_model(kind: str, mode: str | None = None, dim: int | None = None,
                           params: Mapping[str, Any] | None = None, **overrides: Any) -> TransitionModel:
-    """A model of ``kind`` (``lstm`` | ``xgb``); see :class:`TransitionModel` for the other args.
+    """A model of ``kind`` (``lstm`` | ``xgb`` | ``identity``); see :class:`TransitionModel` for the other args.
 
     Raises:
         ConfigError: unknown kind or hyperparameter.

@@ -38,7 +38,7 @@ from planarena.report.metrics import metric, seed_means
 from planarena.report.published.loader import PAPERS, PublishedPaper
 from planarena.report.records import is_pool_record
 from planarena.report.sections.pool_reading import reading_notes
-from planarena.report.traits import role, section_notes, variant
+from planarena.report.traits import floor_of, role, section_notes, variant
 
 #: Columns of the protocol x domain table, in order (declared metrics, shown in percent).
 POOL_METRICS = ("hit@1", "hit@5", "hit@10", "acc@1", "acc@5", "acc@10", "plan_mean_hit@5",
@@ -184,13 +184,37 @@ def pool_summary(
                 m, {s: float(np.mean([d[s] for d in dom.values() if s in d])) for s in seeds}
             )
         method = sub[0].method
+        floor = floor_of(traits, method)
+        if floor is not None:
+            row["lift over floor (Hit@5)"] = _lift(recs, proto, method, floor)
         for paper in papers:
             own = all(r.family == paper.family for r in sub)
             for col in paper.pool_columns:
                 v = col.value(proto, role(traits, method), variant(traits, method)) if own else None
                 row[col.title] = DASH if v is None else metric("hit@5").percent().format_value(v)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows).fillna(DASH)
+
+
+def _lift(recs: Sequence[ResultRecord], proto: str, method: str, floor: str) -> str:
+    """``method``'s Hit@5 minus ``floor``'s (percentage points) on ``proto``, over the domains both
+    ran, per seed the mean over domains, then the mean over the seeds both ran; "–" without both."""
+    def per_seed(m: str) -> dict[int, dict[str, float]]:
+        vals = seed_means([r for r in recs if r.method == m and (r.extra or {})["protocol"] == proto],
+                          lambda r: r.domain, "hit@5")
+        out: dict[int, dict[str, float]] = defaultdict(dict)
+        for d, seeds in vals.items():
+            for s, v in seeds.items():
+                out[s][d] = v
+        return out
+
+    mine, base = per_seed(method), per_seed(floor)
+    base_mean = {d: float(np.mean([b[d] for b in base.values() if d in b])) for b in base.values() for d in b}
+    diffs = [np.mean([v - base_mean[d] for d, v in doms.items() if d in base_mean])
+             for doms in mine.values() if any(d in base_mean for d in doms)]
+    if not diffs:
+        return DASH
+    return f"{100 * float(np.mean(diffs)):+.1f} vs `{floor}`"
 
 
 def cross_domain_matrix(records: Iterable[ResultRecord], method: str) -> pd.DataFrame | None:
