@@ -66,7 +66,7 @@ def workspace(tmp_path_factory):
     acp.run_stage(params, layout)
     enc = BagOfSentencesEncoder()
     embed_acp.run_stage(params, layout, encoder_override=enc)
-    for m in ("embedplan_mlp", "embedplan_untrained"):
+    for m in ("embedplan_mlp", "embedplan_untrained", "embedplan_identity"):
         run_train_stage(params, layout, m)
         run_evaluate_stage(params, layout, m)
     return params, layout, enc
@@ -160,3 +160,16 @@ def test_gap_notes_read_the_run_against_the_paper(workspace):
     assert any(n.startswith("- Interpolation") for n in notes)
     assert any("Untrained floor" in n and "3.9 %" in n for n in notes)
     assert gap_notes(_records(layout, "embedplan_untrained")) == []  # no trained EmbedPlan: nothing to read
+
+
+def test_identity_floor_ranks_by_the_encoder_and_its_acc_is_chance(workspace):
+    """z' = z_s (issue 12): no parameters, no weights file; the action is ignored, so every
+    applicable action ties and Acc@k is the random ranker's on average."""
+    _, layout, _ = workspace
+    recs = [r for r in _records(layout, "embedplan_identity") if r.outcome == "solved"]
+    assert recs and all(r.extra["parameters"] == 0 for r in recs if "parameters" in r.extra)
+    assert not list((layout.models / "embedplan_identity").rglob("*.pt"))
+    acc = np.mean([r.extra["acc@1"] for r in recs])
+    chance = np.mean([r.extra["acc_chance@1"] for r in recs])
+    assert abs(acc - chance) < 0.1, (acc, chance)
+    assert all(r.extra["hit@5"] >= 0 for r in recs)

@@ -28,7 +28,12 @@ def traits():
 
 def test_hook_gives_roles_and_variants_from_the_params_blocks(traits):
     assert traits["embedplan_untrained"].role == "floor"
-    assert traits["embedplan_mlp"] == ReportTraits(role="model", variant="mlp", notes=traits["embedplan_mlp"].notes)
+    assert traits["embedplan_mlp"] == ReportTraits(role="model", variant="mlp", notes=traits["embedplan_mlp"].notes,
+                                                   floor_group="text encoding")
+    # identity floors: one per encoding, each model read against its own; not the paper's floor
+    assert traits["embedplan_identity"].role == "floor" and traits["embedplan_identity"].variant == "identity"
+    assert traits["wl_identity"].role == "floor" and traits["wl_identity"].floor_group == "WL encoding"
+    assert traits["fsf_xgb_delta"].floor_group == "FSF encoding"
     assert traits["embedplan_hyper"].variant == "hyper"
     assert traits["random_walk"].role == "floor"
     assert traits["wl_xgb_delta"].role == "model"

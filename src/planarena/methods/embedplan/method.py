@@ -2,7 +2,8 @@
 sentence embeddings, evaluated by pool Hit@k under the six protocols of its Appendix A.
 
 One registered class, ``embedplan``; params blocks choose the transition network
-(``arch: mlp | hyper``) or the untrained floor (``untrained: true``: the same network with random
+(``arch: mlp | hyper``), the identity floor (``arch: identity``: z' = z_s in the sentence encoder's
+space, nothing to train) or the untrained floor (``untrained: true``: the same network with random
 weights, Appendix D.6). Data: the ACPBench-domain datasets (stage ``acp_data``) embedded by every
 encoder of ``acp.encoders`` (stage ``embed_acp``); protocols and seeds from the ``embedplan``
 params block. The method has no ``plan`` task: it enters the Hit@k leaderboard only.
@@ -46,12 +47,16 @@ class EmbedPlan(Method):
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
         """The untrained floor, or the trained network ``arch`` (picks the published column)."""
-        floor = bool(config.get("untrained"))
         shared = {**(get(params, "embedplan.model", {}) or {}), **(config.get("model_params") or {})}
         arch = config.get("arch", shared.get("arch", "mlp"))
+        floor = bool(config.get("untrained")) or arch == "identity"
         note = "EmbedPlan (state, action) ranks by cosine similarity to its predicted latent."
-        return ReportTraits(role="floor" if floor else "model", variant="" if floor else str(arch),
-                            notes=(("pool", note),))
+        # trained networks are read against the identity floor of their encoder (z' = z_s); the
+        # untrained network is a floor of its own (the paper's)
+        group = "" if config.get("untrained") else "text encoding"
+        variant = "" if config.get("untrained") else str(arch)  # "identity": not the paper's floor
+        return ReportTraits(role="floor" if floor else "model", variant=variant,
+                            notes=(("pool", note),), floor_group=group)
 
     # -- configuration -----------------------------------------------------------------------
 
@@ -62,6 +67,10 @@ class EmbedPlan(Method):
         shared.update(self.config.get("model_params") or {})
         shared["arch"] = self.config.get("arch", shared.get("arch", "mlp"))
         return EmbedPlanConfig.from_dict(shared)
+
+    def _untrained(self) -> bool:
+        """Nothing to train: the untrained floor (random weights) or the identity floor."""
+        return bool(self.config.get("untrained", False)) or self._cfg().arch == "identity"
 
     def _protocols(self) -> list[str]:
         from planarena.protocols.pool import PROTOCOLS
@@ -116,7 +125,7 @@ class EmbedPlan(Method):
         from planarena.runner.executor import run_units
 
         cfg = self._cfg()
-        untrained = bool(self.config.get("untrained", False))
+        untrained = self._untrained()
         facts: dict = {"arch": cfg.arch, "untrained": untrained, "encoders": {}}
         times: dict[str, float] = {}
         params_count = None
@@ -186,7 +195,7 @@ class EmbedPlan(Method):
 
         pool = int(get(self.params, "embedplan.pool_size", 128))
         pessimistic = bool(get(self.params, "embedplan.pessimistic_ties", False))
-        untrained = bool(self.config.get("untrained", False))
+        untrained = self._untrained()
         facts = getattr(self, "_facts", {}) or {}
         for enc, slug, corpus in self._corpora():
             runs = ((facts.get("encoders") or {}).get(slug) or {}).get("runs") or {}

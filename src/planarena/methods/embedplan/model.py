@@ -37,7 +37,7 @@ import numpy as np
 
 from planarena.protocols.pool import HitResult, TransitionTable, pool_ranks
 
-ARCHS = ("mlp", "hyper")
+ARCHS = ("mlp", "hyper", "identity")
 
 
 @dataclass
@@ -45,7 +45,8 @@ class EmbedPlanConfig:
     """Hyperparameters (EmbedPlan Table 6; defaults = the values this harness uses by default).
 
     Attributes:
-        arch: ``mlp`` (residual MLP, Eq. 27) or ``hyper`` (FiLM hypernetwork, Eq. 29).
+        arch: ``mlp`` (residual MLP, Eq. 27), ``hyper`` (FiLM hypernetwork, Eq. 29), or
+            ``identity``: the floor z' = z_s in the frozen encoder's space (no parameters).
         proj_dim: width of the latent space (128 in the paper).
         proj_hidden: hidden width of the projection heads.
         proj_layers: hidden layers of each projection head (2 or 4 in Table 6; B.1.2 says 4).
@@ -113,6 +114,22 @@ def build_model(cfg: EmbedPlanConfig, state_dim: int, action_dim: int):
     """
     torch = _torch()
     nn = torch.nn
+
+    if cfg.arch == "identity":
+        class IdentityNet(nn.Module):
+            """The identity floor: latents are the encoder's embeddings, the predicted successor is
+            the state itself (z' = z_s), the action is ignored (so Acc@k is chance)."""
+
+            def project_state(self, e):
+                return e
+
+            def project_action(self, e):
+                return e
+
+            def transition(self, zs, za):
+                return zs
+
+        return IdentityNet()
 
     def mlp(d_in: int, hidden: int, n_hidden: int, d_out: int, dropout: float) -> nn.Sequential:
         mods: list = []

@@ -233,9 +233,11 @@ class ReferenceColumn:
     variants: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def value(self, protocol: str, role: str = "model", variant: str = "") -> float | None:
-        """The value beside a row of ``protocol`` whose method has ``role`` and ``variant``."""
+        """The value beside a row of ``protocol`` whose method has ``role`` and ``variant``: a floor
+        row gets the paper's floor only when it is the paper's own floor (no ``variant``; e.g. an
+        identity floor the paper does not report gets nothing)."""
         if role == "floor":
-            return self.floor
+            return self.floor if not variant else None
         own = self.variants.get(variant, {})
         return own[protocol] if protocol in own else self.values.get(protocol)
 
