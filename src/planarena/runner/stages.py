@@ -109,10 +109,18 @@ def _manifest_digest(layout: Layout) -> str:
 def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
     """Fingerprint of everything that changes this method's results: its params block, the params
     keys it declares in ``uses_params``, the evaluation settings (not ``lockstep_batch``: a
-    problem's plan does not depend on its batch), the problem manifest and its trained model's
-    ``train.json``."""
+    problem's plan does not depend on its batch), the problem manifest, its trained model's
+    ``train.json`` and the code that evaluates it (the import closure of this runner and of the
+    method's class, as the ``evaluate@`` stage's inputs hash it: a protocol or family edit must not
+    leave records of the old code in place, while a killed run of the same code resumes)."""
+    from planarena.methods import REGISTRY
+    from planarena.runner.inputs import code_fingerprint
+
+    registered = method.config.get("method", method.name)
     train_json = layout.models / method.name / "train.json"
     parts = {
+        "code": code_fingerprint([__name__, REGISTRY[registered].partition(":")[0]], registry_name=registered)
+        if registered in REGISTRY else None,
         "method": method.config,
         "uses": {k: get(params, k, None) for k in method.uses_params},
         # how attempts are batched and spread over processes does not change them
