@@ -159,6 +159,14 @@ def add_typing_requirement(domain_text: str) -> str | None:
     return domain_text[: m.end()] + "\n(:requirements :typing)" + domain_text[m.end():]
 
 
+def needs_typing(exc: PDDLError, domain_text: str) -> str | None:
+    """The domain text with ``:typing`` added (:func:`add_typing_requirement`) when ``exc`` is
+    pymimir rejecting a problem that types its objects against this domain, which declares no
+    ``:typing``; else None. The one test for that case (``generate`` rewrites its copy of the domain,
+    :func:`load_problem` reads a temporary one)."""
+    return add_typing_requirement(domain_text) if _NO_TYPING in str(exc) else None
+
+
 def parse_domain(domain_file: str | Path) -> "pymimir.Domain":
     """Parse a domain file, uncached (for files that may be rewritten in place; else :func:`load_domain`).
 
@@ -217,7 +225,7 @@ def load_problem(domain_file: str, problem_file: str) -> "pymimir.Problem":
     try:
         return parse_problem_of(domain, problem_file)
     except PDDLError as exc:
-        if _NO_TYPING not in str(exc) or add_typing_requirement(Path(domain_file).read_text()) is None:
+        if needs_typing(exc, Path(domain_file).read_text()) is None:
             raise
     return parse_problem_of(_typed_domain(str(domain_file)), problem_file)
 

@@ -26,8 +26,8 @@ from tqdm import tqdm
 
 from planarena.config import SPLITS, ConfigError, Layout, get
 from planarena.core.io import derive_seed, write_jsonl
-from planarena.core.pddl import (PDDLError, add_typing_requirement, count_objects, parse_domain,
-                                  parse_problem_of, read_pddl_file)
+from planarena.core.pddl import (PDDLError, count_objects, needs_typing, parse_domain, parse_problem_of,
+                                  read_pddl_file)
 from planarena.core.problemset import ProblemEntry
 
 #: Package of the pypddl-datasets IPC generators (also used by :mod:`planarena.datasets.acp`).
@@ -191,9 +191,6 @@ def _size_from_name(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-_OBJECTS_TYPED = re.compile(r"\(\s*:objects\b[^()]*\s-\s", re.IGNORECASE)
-
-
 def _external_files(suite: str, src: Path, domains: list[str], limit: int | None,
                     errors: list[str]) -> list[tuple[str, str, list[Path]]]:
     """(domain, split, problem files) of an external suite in its layout, sorted by size then name;
@@ -225,9 +222,8 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
 
     Every file is read and checked first (:func:`planarena.core.pddl.read_pddl_file`: not a
     directory, not empty, not binary, UTF-8, balanced parentheses); the copies are decompressed.
-    A domain that declares no ``:typing`` while its problems type their objects (``- object``, as in
-    the IPC 2023 Learning Track's Blocksworld) is copied with ``:typing`` added, with a warning naming
-    the user's file (:func:`planarena.core.pddl.add_typing_requirement`).
+    (:func:`_check_parses` then gives a domain that declares no ``:typing`` while its problems type
+    their objects, as in the IPC 2023 Learning Track's Blocksworld, the requirement.)
 
     Raises:
         ConfigError: ``suites.<suite>.path`` is unset or not a directory (names the param).
@@ -250,7 +246,6 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
     found = _external_files(suite, src, list(domains), get(params, f"suites.{suite}.max_per_split", None),
                             errors)
     entries: list[ProblemEntry] = []
-    typed: dict[str, bool] = {}
     for domain, split, files in found:
         (out / domain / split).mkdir(parents=True, exist_ok=True)
         for f in files:
@@ -259,7 +254,6 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
             except PDDLError as exc:
                 errors.append(str(exc))
                 continue
-            typed[domain] = typed.get(domain, False) or bool(_OBJECTS_TYPED.search(text))
             name = f.name.removesuffix(".gz").removesuffix(".pddl")
             entries.append(_write_problem(out, domain, split, name, text, "name",
                                           _size_from_name(name), None, str(f.relative_to(src))))
@@ -270,11 +264,7 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
         except PDDLError as exc:
             errors.append(str(exc))
             continue
-        normalised = add_typing_requirement(text) if typed.get(domain) else None
-        if normalised is not None:
-            print(f"warning: {user_file}: declares no :typing but its problems type their objects; "
-                  f"copied with :typing added (Fast Downward and VAL read it so)", file=sys.stderr)
-        (out / domain / "domain.pddl").write_text(normalised or text)
+        (out / domain / "domain.pddl").write_text(text)
     bad_domains = {d for d, _, _ in found if not (out / d / "domain.pddl").exists()}
     return [e for e in entries if e.domain not in bad_domains], errors
 
@@ -282,7 +272,9 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
 def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | None) -> list[str]:
     """Parse every domain and problem of ``out`` once (pymimir, uncached: the files were just
     written); one error line per bad file, naming the user's file (``origin_root / entry.origin``)
-    for external suites. A bad domain is reported once and its problems are not parsed."""
+    for external suites. A bad domain is reported once and its problems are not parsed. A domain
+    copy that lacks ``:typing`` while a problem types its objects gets it added, with a warning
+    naming the user's domain file (:func:`planarena.core.pddl.needs_typing`)."""
     errors: list[str] = []
     domains: dict[str, object] = {}
     for e in tqdm(entries, desc="check PDDL", leave=False):
@@ -299,6 +291,18 @@ def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | No
         try:
             parse_problem_of(domains[e.domain], out / e.path)
         except PDDLError as exc:
+            typed = needs_typing(exc, domain_copy.read_text())
+            if typed is not None:  # e.g. IPC 2023 Blocksworld: read it as FD and VAL do
+                shown = origin_root / e.domain / "domain.pddl" if origin_root else domain_copy
+                print(f"warning: {shown}: declares no :typing but its problems type their objects; "
+                      f"copied with :typing added (Fast Downward and VAL read it so)", file=sys.stderr)
+                domain_copy.write_text(typed)
+                domains[e.domain] = parse_domain(domain_copy)
+                try:
+                    parse_problem_of(domains[e.domain], out / e.path)
+                    continue
+                except PDDLError as again:
+                    exc = again
             shown = origin_root / e.origin if origin_root else out / e.path
             errors.append(str(exc.renamed(shown, out / e.path)))
     return errors

@@ -464,6 +464,14 @@ class HitResult:
     n_actions: np.ndarray    # (Q,) applicable actions of s
 
 
+def uniform_hit_rate(k: int, candidates: np.ndarray) -> float:
+    """Hit@k of a ranker that orders the candidates uniformly at random, averaged over queries:
+    the mean of min(k, n) / n for ``candidates`` (Q,) counts n >= 1 (pool sizes, applicable
+    actions, successor states). The floor of every Hit@k / Acc@k column (issue 12)."""
+    n = np.maximum(np.asarray(candidates, dtype=float), 1.0)
+    return round(float(np.mean(np.minimum(k, n) / n)), 6)
+
+
 def hit_metrics(res: HitResult, idx: np.ndarray | None = None, ks: tuple[int, ...] = (1, 5, 10)) -> dict:
     """``hit@k`` and ``acc@k`` (fractions) over the queries ``idx`` (default all), with Acc@k's
     floor: ``acc_chance@k``, the Acc@k of a uniform random ranker of the applicable actions (mean of
@@ -478,8 +486,7 @@ def hit_metrics(res: HitResult, idx: np.ndarray | None = None, ks: tuple[int, ..
     for k in ks:
         out[f"acc@{k}"] = float(np.mean(ar < k)) if len(ar) else float("nan")
     if len(n) and np.all(n > 0):
-        for k in ks:
-            out[f"acc_chance@{k}"] = round(float(np.mean(np.minimum(k, n) / n)), 6)
+        out.update({f"acc_chance@{k}": uniform_hit_rate(k, n) for k in ks})
         out["actions"] = round(float(np.mean(n)), 4)
     return out
 
@@ -568,8 +575,7 @@ def task_records(method, task: "Task", protocol: str, seed: int, problem: str, d
             ranks, sizes, metrics = model.rank(test)
             extra.update({f"hit@{k}": float(np.mean(ranks < k)) for k in (1, 5, 10)})
             # the floor: a uniform random ranker puts s' in its top k with probability min(k, pool) / pool
-            extra.update({f"hit_chance@{k}": round(float(np.mean(np.minimum(k, sizes) / np.maximum(sizes, 1))), 6)
-                          for k in (1, 5, 10)} if len(sizes) else {})
+            extra.update({f"hit_chance@{k}": uniform_hit_rate(k, sizes) for k in (1, 5, 10)} if len(sizes) else {})
             extra.update(metrics)
             extra["mean_pool"] = float(np.mean(sizes))
             extra.update(plan_metrics_of(ranks < 5, test))

@@ -7,10 +7,10 @@ lands (:meth:`planarena.methods.base.Method.rank`). One record per (trajectory, 
 ``rank_splits`` (default: every evaluation split but train).
 
 Every record also carries the trajectory's floor, computed here from the PDDL alone (so it is the
-same for every method): ``chance@k``, the Hit@k of a uniform random ranker (mean over steps of
-min(k, c) / c for c distinct successor states), ``successors`` (mean c) and ``at_most@k`` (the
-fraction of steps with c <= k, where Hit@k is 1 for any ranker), and ``optimal_plan`` (whether the
-reference plan is optimal: A*+LM-cut, not LAMA).
+same for every method): ``hit_chance@k``, the Hit@k of a uniform random ranker (mean over steps of
+min(k, c) / c for c distinct successor states, as the pool protocol's ``hit_chance@k``),
+``successors`` (mean c) and ``at_most@k`` (the fraction of steps with c <= k, where Hit@k is 1 for
+any ranker). ``reference_plan`` says whether the trajectory follows an optimal (A*+LM-cut) plan.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+import numpy as np
 from tqdm import tqdm
 
 from planarena.core.pddl import load_problem, replay
 from planarena.core.records import ResultRecord
 from planarena.core.trajectories import Trajectory, load_trajectories
+from planarena.protocols.pool import uniform_hit_rate
 
 if TYPE_CHECKING:
     from planarena.runner.stages import EvalContext
@@ -38,19 +40,19 @@ def successor_floor(traj: Trajectory, domain_file, problem_file, ks=FLOOR_KS) ->
 
     For each step t with c_t distinct successor states of s_t (pymimir), a ranker that orders them
     uniformly at random puts the true s_{t+1} in its top k with probability min(k, c_t) / c_t.
-    Returns ``chance@k`` (the mean of that over steps, comparable with the methods' ``hit@k``),
-    ``successors`` (mean c_t), ``at_most@k`` (fraction of steps with c_t <= k) and
-    ``optimal_plan``; ``{}`` for a trajectory without steps.
+    Returns ``hit_chance@k`` (the mean of that over steps,
+    :func:`planarena.protocols.pool.uniform_hit_rate`, comparable with the methods' ``hit@k``),
+    ``successors`` (mean c_t) and ``at_most@k`` (fraction of steps with c_t <= k); ``{}`` for a
+    trajectory without steps.
     """
     problem = load_problem(str(domain_file), str(problem_file))
     states, _ = replay(problem, list(traj.actions), source=str(problem_file))
-    counts = [len({a.apply(s) for a in s.generate_applicable_actions()}) for s in states[:-1]]
-    if not counts:
+    counts = np.asarray([len({a.apply(s) for a in s.generate_applicable_actions()}) for s in states[:-1]])
+    if not len(counts):
         return {}
-    n = len(counts)
-    out = {f"chance@{k}": round(sum(min(k, c) / c for c in counts) / n, 6) for k in ks}
-    out.update({f"at_most@{k}": round(sum(c <= k for c in counts) / n, 6) for k in ks})
-    out.update(successors=round(sum(counts) / n, 4), optimal_plan=bool(traj.optimal))
+    out = {f"hit_chance@{k}": uniform_hit_rate(k, counts) for k in ks}
+    out.update({f"at_most@{k}": round(float(np.mean(counts <= k)), 6) for k in ks})
+    out["successors"] = round(float(np.mean(counts)), 4)
     return out
 
 

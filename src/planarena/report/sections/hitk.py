@@ -160,9 +160,9 @@ def held_out_mean(records: Iterable[ResultRecord], key: str) -> dict[str, float]
 
 def successor_floors(records: Iterable[ResultRecord]) -> dict[tuple[str, str, str], dict]:
     """Per (protocol, domain, split, reference plan): the floor of the successor-set cells from the records'
-    ``chance@k``, ``successors`` and ``at_most@k`` (written by the protocol, the same for every
+    ``hit_chance@k``, ``successors`` and ``at_most@k`` (written by the protocol, the same for every
     method; :func:`planarena.protocols.successor_set.successor_floor`), one value per trajectory:
-    ``chance@k`` and ``successors`` are means over the trajectories, ``trivial@k`` says every step
+    ``hit_chance@k`` and ``successors`` are means over the trajectories, ``trivial@k`` says every step
     of every trajectory has at most k successors (Hit@k is then 1 for any ranker), ``n`` counts the
     trajectories."""
     per_traj: dict[tuple, dict[str, dict]] = defaultdict(dict)
@@ -177,8 +177,8 @@ def successor_floors(records: Iterable[ResultRecord]) -> dict[tuple[str, str, st
         vals = list(trajs.values())
         floor: dict[str, Any] = {"n": len(vals), "successors": float(np.mean([v["successors"] for v in vals]))}
         for key in vals[0]:
-            m = re.match(r"^(chance|at_most)@(\d+)$", str(key))
-            if m and m.group(1) == "chance":
+            m = re.match(r"^(hit_chance|at_most)@(\d+)$", str(key))
+            if m and m.group(1) == "hit_chance":
                 floor[key] = float(np.mean([v.get(key, math.nan) for v in vals]))
             elif m:
                 floor[f"trivial@{m.group(2)}"] = all(v.get(key) == 1.0 for v in vals)
@@ -210,8 +210,8 @@ def successor_set_table(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
     for group, g in table.groupby(list(GROUPS), sort=False):
         floor = floors.get(group)
         if floor is not None:
-            chance = {k: (f"{floor[k.replace('hit', 'chance')]:.2f}" if k.replace("hit", "chance") in floor
-                          else DASH) for k in hit_keys}
+            chance = {k: f"{floor[f'hit_chance@{k[4:]}']:.2f}" if f"hit_chance@{k[4:]}" in floor else DASH
+                      for k in hit_keys}
             rows.append({**dict(zip(GROUPS, group, strict=True)), "method": CHANCE_ROW,
                          "inputs": DASH, "seeds": DASH, "trajectories": str(floor["n"]), **chance})
         for row in g.to_dict("records"):
