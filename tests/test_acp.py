@@ -383,14 +383,26 @@ def test_loader_rejects_out_of_range_ids(tmp_path):
 
 
 def test_default_profile_problems_are_within_limits(tmp_path):
-    """The default profile's data stage: every domain keeps its problems, 128 <= states <= 2000."""
+    """The default profile's data stage: every domain keeps its problems within its state bounds,
+    and has two or more object sets, so Extrapolation (which splits object sets) runs on every
+    domain and no test problem shares a state space with a training problem."""
+    from planarena.protocols.pool import build_corpus, protocol_tasks
+
     params = _params("default")
     layout = Layout(root=tmp_path / "data")
     acp.run_stage(params, layout)
     for domain in params["acp"]["domains"]:
         summary = json.loads((layout.acp / domain / "summary.json").read_text())
+        settings = acp.domain_settings(params, domain)
         assert summary["problems"] == params["acp"]["problems"], summary["skipped"]
-        assert all(128 <= p["states"] <= 2000 for p in summary["per_problem"])
+        assert all(settings["min_states"] <= p["states"] <= settings["max_states"] for p in summary["per_problem"])
+    corpus = build_corpus(layout.acp, None, params["acp"]["domains"])
+    for seed in params["evaluation"]["seeds"]:
+        for task in protocol_tasks(corpus, "extrapolation", seed):
+            assert task.skipped is None, task.skipped
+            train_objects = {corpus.object_set(p) for p in set(corpus.trans_problem[task.train_rows].tolist())}
+            test_objects = {corpus.object_set(p) for p in set(corpus.trans_problem[task.tests[0].rows].tolist())}
+            assert train_objects and test_objects and not train_objects & test_objects
 
 
 @pytest.mark.parametrize("profile", ["default", "smoke", "paper"])

@@ -31,7 +31,7 @@ from planarena.runner.stages import build_method  # noqa: E402
 
 @pytest.fixture(scope="module")
 def acp_workspace(tmp_path_factory):
-    """The smoke profile's ACP datasets (blocksworld and ferry, 2 problems each), one seed."""
+    """The smoke profile's ACP datasets (blocksworld and ferry, 3 problems each), one seed."""
     tmp = tmp_path_factory.mktemp("state_pool")
     params = smoke_profile_params()
     params["evaluation"]["seeds"] = [13]
@@ -62,7 +62,8 @@ def test_fsf_oracle_target_ranks_the_true_successor_first(acp_workspace):
     targets = phi.phi(corpus.table.s2[rows])
     ranks, sizes, _ = pool_ranks(corpus.table, rows, pool_scores(targets, phi, "euclidean"),
                                  pool_size=128, distractors="problem", seed=0)
-    assert (ranks == 0).all() and (sizes == 128).all()
+    per_problem = np.bincount(corpus.table.state_problem)  # the 4-block problem has 125 states
+    assert (ranks == 0).all() and (sizes == np.minimum(128, per_problem[corpus.trans_problem[rows]])).all()
     assert ((corpus.table.state_domain[corpus.table.s2[rows]] == 0) & (corpus.table.s2[rows] >= lo)).all()
 
 
@@ -104,6 +105,30 @@ def test_wl_vocabulary_comes_from_train_rows_and_is_reloaded(acp_workspace, tmp_
     assert all(s.shape == (2, phi.states.shape[1]) and g.shape == (phi.states.shape[1],) for s, g in trajs)
 
 
+def test_wl_pool_candidates_carry_the_query_goal(acp_workspace):
+    """Issue 12 item 5: in a domain-wide pool (Interpolation), a candidate drawn from another
+    problem is embedded with the query's goal. The two 5-block problems share their states: the
+    same state of the other problem must get exactly the query problem's phi, not its own goal's."""
+    _, layout, corpus = acp_workspace
+    phi = encode_domain("wl", corpus, layout.acp, "blocksworld", corpus.domain_rows("blocksworld"), {})
+    from planarena.datasets.acp import load_domain_dataset
+
+    probs = {p.problem: p for p in load_domain_dataset(layout.acp, "blocksworld")}
+    five = [pid for pid in corpus.problem_ids("blocksworld") if corpus.problems[pid][1].startswith("blocksworld-5-")]
+    q, other = five[:2]
+    first = {pid: int(np.searchsorted(corpus.table.state_problem, pid)) for pid in (q, other)}
+    sq, so = probs[corpus.problems[q][1]].states, probs[corpus.problems[other][1]].states
+    where = {tuple(st): i for i, st in enumerate(sq)}
+    j = next(j for j, st in enumerate(so) if tuple(st) in where)
+    row_other, row_q = first[other] + j, first[q] + where[tuple(so[j])]
+    got = phi.candidates(np.array([[row_other, row_q]]), np.array([q]))
+    np.testing.assert_array_equal(got[0, 0], phi.phi(row_q))   # under the query's goal: the same vector
+    np.testing.assert_array_equal(got[0, 1], phi.phi(row_q))   # own-problem candidates unchanged
+    assert not np.array_equal(phi.phi(row_other), phi.phi(row_q))  # with its own goal it differed
+    fsf = encode_domain("fsf", corpus, layout.acp, "blocksworld")
+    assert fsf.embed_with_goal is None  # FSF state vectors hold no goal
+
+
 def test_split_validation_is_seeded_and_disjoint():
     rows = np.arange(100, 200)
     tr, va = split_validation(rows, 0.1, 13)
@@ -125,7 +150,7 @@ def test_wl_xgb_delta_pool_records_beat_chance(acp_workspace, tmp_path):
     method, facts = _pool_method(params, layout, "wl_xgb_delta", tmp_path)
     assert facts["status"] == "ok"
     statuses = {k: v["status"] for k, v in facts["runs"].items()}
-    assert statuses and set(statuses.values()) == {"ok"}, statuses
+    assert statuses and set(statuses.values()) == {"ok"}, {k: v for k, v in facts["runs"].items() if v["status"] != "ok"}
     recs = [ResultRecord.from_dict(r) for r in method.pool_records(set(), "fp", {})]
     got = {(r.extra["protocol"], r.domain) for r in recs}
     assert got == {(p, d) for p in ("interpolation", "plan_variant", "extrapolation") for d in ("blocksworld", "ferry")}

@@ -315,6 +315,26 @@ class PDDLCache:
         self._problems[key] = parsed
         return parsed
 
+    def with_goal(self, parsed: _ParsedProblem, goal_of: _ParsedProblem) -> _ParsedProblem:
+        """``parsed`` (objects, static atoms) with the goal of ``goal_of`` (cached per pair): the
+        problem a state of ``parsed`` is embedded in when it competes as a candidate successor for
+        a query of ``goal_of`` (issue 12: every pool candidate carries the query's goal). Objects
+        are the union of both problems' objects, so the goal's atoms always fit."""
+        if parsed.path == goal_of.path:
+            return parsed
+        key = f"{parsed.path.resolve()}\0goal:{goal_of.path.resolve()}"
+        hit = self._problems.get(key)
+        if hit is not None:
+            return hit
+        objects = sorted(set(parsed.problem.objects) | set(goal_of.problem.objects))
+        problem = Problem(self.domain, objects, list(goal_of.problem.positive_goals),
+                          list(goal_of.problem.negative_goals))
+        out = _ParsedProblem(path=parsed.path, problem=problem, statics=parsed.statics,
+                             static_keys=parsed.static_keys, objects=parsed.objects | goal_of.objects,
+                             by_index=({}, {}, []))
+        self._problems[key] = out
+        return out
+
     def state(self, parsed: _ParsedProblem, atoms: Iterable[str], where: str = "") -> State:
         """wlplan ``State`` of the given fluent atoms plus the problem's static atoms.
 
@@ -487,6 +507,16 @@ class WLEmbedder:
         where = str(problem_file)
         wl_states = [self.pddl.state(parsed, s, where=where) for s in states]
         return self._embed([(parsed, wl_states)], where)
+
+    def embed_states_with_goal(
+        self, problem_file: str | os.PathLike, states: Sequence[Sequence[str]], goal_file: str | os.PathLike
+    ) -> np.ndarray:
+        """:meth:`embed_states` of states of ``problem_file`` with the goal of ``goal_file`` in
+        place of their own (:meth:`PDDLCache.with_goal`): ``(len(states), D)`` float32 WL colour
+        counts of ``G_{s,g'}``. The same rows as :meth:`embed_states` when both files are one."""
+        parsed = self.pddl.with_goal(self.pddl.problem(problem_file), self.pddl.problem(goal_file))
+        where = f"{problem_file} (goal of {goal_file})"
+        return self._embed([(parsed, [self.pddl.state(parsed, s, where=where) for s in states])], where)
 
     def embed_mimir_states(self, runs: Sequence[tuple[str | os.PathLike, object, Sequence[object]]]) -> np.ndarray:
         """Embed pymimir states of several problems in ONE wlplan call (lockstep decoding).

@@ -12,7 +12,8 @@ protocol           train / test                                               mo
 interpolation      random 80/20 over the domain's unique transitions (A.1)   1 / domain  domain
 plan_variant       per problem with >= 2 optimal plans, 80/20 over its plans  1 / domain  problem
                    (problems with a unique optimal plan excluded, A.2)
-extrapolation      problem-grouped 80/20 (A.3)                                1 / domain  problem
+extrapolation      80/20 over the domain's object sets: problems that share   1 / domain  problem
+                   one object set go to the same side (A.3, see below)
 multi_domain       one model on every domain's extrapolation-train part,      1           problem
                    tested on each domain's extrapolation-test part (A.4)
 cross_domain       train on all of domain A, test on all of every B != A      1 / domain  problem
@@ -23,10 +24,26 @@ leave_one_out      train on all other domains, test on the held-out (A.6)     1 
 Every partition is drawn from ``numpy.random.default_rng`` seeded with the evaluation seed, so the
 three seeds see three partitions (the paper's standard deviations include partition variance) and
 two runs with the same seeds see the same ones.
+
+Held-out means unseen (issue 12). Two generated problems with the same object set share their
+state space, so a problem-grouped split alone lets test states and whole ``(s, a, s')`` triples
+occur in training (3-21 % of Extrapolation's test triples on the default data); Plan-Variant's
+alternative plans share most steps with the training plans (30-98 %). Therefore:
+
+* Extrapolation (and Multi-Domain, which reuses its partition) splits *object sets*, not problems:
+  no test problem has an object set a training problem has (a domain whose problems all share one
+  object set has no Extrapolation task, with that reason).
+* In every protocol, a test transition whose exact triple (state atoms, action, successor atoms;
+  :attr:`Corpus.trans_key`) occurs among the task's training transitions is *seen*
+  (:attr:`TestSet.seen`): it is excluded from the single-step metrics (Hit@k, Acc@k) and counted
+  in the record (``seen_in_training`` of ``test_transitions``). Plan-level metrics run over whole
+  test plans, as the paper's, seen steps included (the overlap beside them says how many).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +71,11 @@ class Corpus:
         trans_problem: ``(T,)`` problem id of each transition.
         plans: ``(problem id, (L,) transition rows in plan order)`` for every stored optimal plan.
         counts: per domain, Table 7 counts (problems, states, transitions, actions, plans).
+        trans_key: ``(T,)`` int64 content hash of each transition's triple (sorted state atoms,
+            action, sorted successor atoms): equal keys are the same transition in two problems.
+            ``None``: every row is its own transition.
+        problem_objects: per problem id, a hash of its object set (the objects of its initial
+            state, static and goal atoms). ``None``: every problem has its own object set.
     """
 
     table: TransitionTable
@@ -62,6 +84,17 @@ class Corpus:
     trans_problem: np.ndarray
     plans: list[tuple[int, np.ndarray]]
     counts: dict[str, dict] = field(default_factory=dict)
+    trans_key: np.ndarray | None = None
+    problem_objects: list[int] | None = None
+
+    def keys(self, rows: np.ndarray) -> np.ndarray:
+        """Triple keys of transition ``rows`` (the rows themselves without :attr:`trans_key`)."""
+        rows = np.asarray(rows, np.int64)
+        return rows if self.trans_key is None else self.trans_key[rows]
+
+    def object_set(self, pid: int) -> int:
+        """The object-set key of problem ``pid`` (see :attr:`problem_objects`)."""
+        return int(pid) if self.problem_objects is None else int(self.problem_objects[pid])
 
     @property
     def trans_domain(self) -> np.ndarray:
@@ -106,6 +139,9 @@ def build_corpus(acp_dir: Path, emb_dir: Path | None, domains: list[str]) -> Cor
     problems: list[tuple[str, str]] = []
     plans: list[tuple[int, np.ndarray]] = []
     counts: dict[str, dict] = {}
+    state_keys: list[int] = []
+    action_keys: list[int] = []
+    problem_objects: list[int] = []
     n_states = n_actions = n_trans = 0
     for di, domain in enumerate(domains):
         datasets = load_domain_dataset(acp_dir, domain)
@@ -129,6 +165,9 @@ def build_corpus(acp_dir: Path, emb_dir: Path | None, domains: list[str]) -> Cor
                 raise ValueError(f"{npz_path}: row counts of problem {prob.problem} differ from its dataset")
             pid = len(problems)
             problems.append((domain, prob.problem))
+            state_keys += [content_key("\n".join(sorted(st))) for st in prob.states]
+            action_keys += [content_key(a) for a in prob.actions]
+            problem_objects.append(content_key(" ".join(sorted(objects_of(prob)))))
             state_problem += [pid] * len(prob.states)
             state_domain += [di] * len(prob.states)
             index: dict[tuple[int, int, int], int] = {}
@@ -176,8 +215,32 @@ def build_corpus(acp_dir: Path, emb_dir: Path | None, domains: list[str]) -> Cor
         app_successors=np.asarray(app_succ, np.int64),
         state_problem=np.asarray(state_problem, np.int64), state_domain=np.asarray(state_domain, np.int64),
     )
+    sk, ak = np.asarray(state_keys, np.int64), np.asarray(action_keys, np.int64)
+    trans_key = np.asarray([content_key(f"{x} {y} {z}") for x, y, z in zip(sk[table.s], ak[table.a], sk[table.s2])],
+                           np.int64)
     return Corpus(table=table, domains=list(domains), problems=problems,
-                  trans_problem=np.asarray(tp_list, np.int64), plans=plans, counts=counts)
+                  trans_problem=np.asarray(tp_list, np.int64), plans=plans, counts=counts,
+                  trans_key=trans_key, problem_objects=problem_objects)
+
+
+def content_key(text: str) -> int:
+    """A stable signed 63-bit hash of ``text`` (blake2b; equal text, equal key, in every process)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 1
+
+
+def objects_of(prob) -> set[str]:
+    """Objects named in a problem dataset's initial state, static and goal atoms (its object set:
+    two generated problems with equal object sets share one state space)."""
+    out: set[str] = set()
+    for atom in (*prob.states[prob.initial], *prob.static, *prob.goal):
+        tokens = _TOKEN.findall(atom)
+        if tokens[:1] == ["not"]:
+            tokens = tokens[1:]
+        out.update(tokens[1:])
+    return out
+
+
+_TOKEN = re.compile(r"[^\s()]+")
 
 
 def _no_embeddings(datasets) -> dict[str, np.ndarray]:
@@ -198,12 +261,24 @@ class TestSet:
         distractors: ``"domain"`` or ``"problem"`` (B.3).
         plans: test plans as transition rows, for the teacher-forced plan-level metrics; empty for
             interpolation (its test set is transitions, not plans).
+        seen: ``(Q,)`` bool, query ``i``'s triple occurs among the task's training transitions
+            (set by :func:`protocol_tasks`; ``None``: none seen). Seen queries are ranked (plans
+            need them) but excluded from the single-step metrics.
     """
 
     domain: str
     rows: np.ndarray
     distractors: str
     plans: list[np.ndarray] = field(default_factory=list)
+    seen: np.ndarray | None = None
+
+    @property
+    def scored(self) -> np.ndarray:
+        """``(Q',)`` indices into :attr:`rows` of the unseen queries: the ones single-step Hit@k
+        and Acc@k are computed over."""
+        if self.seen is None:
+            return np.arange(len(self.rows))
+        return np.nonzero(~self.seen)[0]
 
 
 @dataclass
@@ -234,11 +309,18 @@ def _split(n: int, test_fraction: float, rng: np.random.Generator) -> tuple[np.n
 
 
 def _extrapolation_parts(corpus: Corpus, domain: str, test_fraction: float, rng: np.random.Generator):
+    """``(train rows, test rows, test plans)`` of a domain's object-set-grouped split, or ``None``
+    with fewer than two object sets."""
     pids = np.asarray(corpus.problem_ids(domain))
-    if len(pids) < 2:
+    groups: dict[int, list[int]] = {}
+    for p in pids.tolist():
+        groups.setdefault(corpus.object_set(p), []).append(p)
+    members = [groups[k] for k in sorted(groups, key=lambda k: min(groups[k]))]
+    if len(members) < 2:
         return None
-    tr, te = _split(len(pids), test_fraction, rng)
-    train_p, test_p = set(pids[tr].tolist()), set(pids[te].tolist())
+    tr, te = _split(len(members), test_fraction, rng)
+    train_p = {p for i in tr for p in members[i]}
+    test_p = {p for i in te for p in members[i]}
     rows = corpus.domain_rows(domain)
     tp = corpus.trans_problem[rows]
     return (rows[np.isin(tp, list(train_p))], rows[np.isin(tp, list(test_p))], corpus.plans_of(test_p))
@@ -295,14 +377,15 @@ def protocol_tasks(corpus: Corpus, protocol: str, seed: int, test_fraction: floa
         if protocol == "extrapolation":
             for d in doms:
                 if parts[d] is None:
-                    tasks.append(Task(protocol, d, np.zeros(0, np.int64), [], f"{d}: fewer than 2 problems"))
+                    tasks.append(Task(protocol, d, np.zeros(0, np.int64), [],
+                                      f"{d}: fewer than 2 object sets (problems that share one are one group)"))
                 else:
                     tr, te, pl = parts[d]
                     tasks.append(Task(protocol, d, tr, [TestSet(d, te, "problem", pl)]))
         else:
             ok = [d for d in doms if parts[d] is not None]
             if len(ok) < 1:
-                return [Task(protocol, "all", np.zeros(0, np.int64), [], "no domain with 2 or more problems")]
+                return [Task(protocol, "all", np.zeros(0, np.int64), [], "no domain with 2 or more object sets")]
             train = np.concatenate([parts[d][0] for d in ok])
             tasks.append(Task(protocol, "all", train, [TestSet(d, parts[d][1], "problem", parts[d][2]) for d in ok]))
     elif protocol == "cross_domain":
@@ -325,6 +408,11 @@ def protocol_tasks(corpus: Corpus, protocol: str, seed: int, test_fraction: floa
                 keep = rng_for("max_train", protocol, task.train_key).choice(len(task.train_rows), int(max_train),
                                                                             replace=False)
                 task.train_rows = task.train_rows[np.sort(keep)]
+    for task in tasks:
+        if task.tests:
+            trained = np.unique(corpus.keys(task.train_rows))
+            for test in task.tests:
+                test.seen = np.isin(corpus.keys(test.rows), trained)
     return tasks
 
 
@@ -540,7 +628,8 @@ class PoolModel:
 
     ``rank(test)`` returns ``(ranks, pool_sizes, metrics)``: the 0-based rank of the true next
     state among its pool for each query of ``test.rows`` (from :func:`pool_ranks`, so every method
-    sees the same pools and tie-breaking draws), the pool sizes, and extra metrics (e.g. Acc@k).
+    sees the same pools and tie-breaking draws), the pool sizes, and extra metrics (e.g. Acc@k)
+    over the unseen queries ``test.scored``.
     ``outcome`` is ``solved`` (the model is usable), ``diverged`` or ``error`` (with ``reason``);
     ``extra`` holds the family's fields of every record.
     """
@@ -556,8 +645,12 @@ def task_records(method, task: "Task", protocol: str, seed: int, problem: str, d
     """Yield the pool Hit@k record (as dict) of every test set of ``task`` not yet in ``done``
     (keys ``(protocol, domain, split, problem, seed)``); ``load()`` is called only when one is to do.
 
-    Every record has Hit@1/5/10 over the pool (EmbedPlan Appendix B.3), the mean pool size and the
-    teacher-forced plan Mean/Exact Hit@5 (:func:`plan_metrics_of`), plus the family's fields.
+    Every record has Hit@1/5/10 over the pool (EmbedPlan Appendix B.3) of the test transitions
+    not seen in training (:attr:`TestSet.scored`; ``queries`` of ``test_transitions``, the rest
+    ``seen_in_training``), their random-ranker floor and mean pool size, and the teacher-forced
+    plan Mean/Exact Hit@5 over whole test plans (:func:`plan_metrics_of`), plus the family's
+    fields. ``model.rank(test)`` ranks every query of ``test.rows`` and computes its extra metrics
+    over ``test.scored``.
     """
     from planarena.core.records import ResultRecord
 
@@ -568,16 +661,20 @@ def task_records(method, task: "Task", protocol: str, seed: int, problem: str, d
     model = load()
     for test in todo:
         start = time.perf_counter()
+        scored = test.scored
         extra = {"task": "rank_successors", "protocol": protocol, "train_on": task.train_key,
-                 "distractors": test.distractors, "queries": int(len(test.rows)),
+                 "distractors": test.distractors, "queries": int(len(scored)),
+                 "test_transitions": int(len(test.rows)), "seen_in_training": int(len(test.rows) - len(scored)),
                  "train_transitions": int(len(task.train_rows)), **model.extra, **train_facts}
         if model.outcome == "solved" and len(test.rows):
             ranks, sizes, metrics = model.rank(test)
-            extra.update({f"hit@{k}": float(np.mean(ranks < k)) for k in (1, 5, 10)})
-            # the floor: a uniform random ranker puts s' in its top k with probability min(k, pool) / pool
-            extra.update({f"hit_chance@{k}": uniform_hit_rate(k, sizes) for k in (1, 5, 10)} if len(sizes) else {})
-            extra.update(metrics)
-            extra["mean_pool"] = float(np.mean(sizes))
+            if len(scored):
+                r, n = ranks[scored], sizes[scored]
+                extra.update({f"hit@{k}": float(np.mean(r < k)) for k in (1, 5, 10)})
+                # the floor: a uniform random ranker puts s' in its top k with probability min(k, pool) / pool
+                extra.update({f"hit_chance@{k}": uniform_hit_rate(k, n) for k in (1, 5, 10)})
+                extra.update(metrics)
+                extra["mean_pool"] = float(np.mean(n))
             extra.update(plan_metrics_of(ranks < 5, test))
         yield ResultRecord(
             method=method.name, family=method.family, domain=test.domain, split=split, problem=problem,

@@ -72,11 +72,14 @@ def generate_problem_text(domain: str, kwargs: dict, seed: int) -> str | None:
 
 def domain_settings(params: dict, domain: str) -> dict:
     """Resolved settings of one domain: ``problems`` (kept target), ``max_attempts`` (problems drawn
-    at most) and ``configs`` (list of generator kwargs, problem ``i`` uses ``configs[i % len]``).
+    at most), ``configs`` (list of generator kwargs, problem ``i`` uses ``configs[i % len]``) and
+    the state-space bounds ``min_states`` / ``max_states``.
 
-    ``acp.generators.<domain>`` is ``{problems?: int, max_attempts?: int, configs: [kwargs, ...]}``;
-    ``problems`` and ``max_attempts`` default to ``acp.problems`` and ``acp.max_attempts``
-    (default: 3 x problems).
+    ``acp.generators.<domain>`` is ``{problems?: int, max_attempts?: int, min_states?: int,
+    max_states?: int, configs: [kwargs, ...]}``; the optional keys default to ``acp.problems``,
+    ``acp.max_attempts`` (default: 3 x problems), ``acp.min_states`` (default 0) and
+    ``acp.max_states``. Configs with different sizes give problems with different object sets,
+    which Extrapolation needs (:mod:`planarena.protocols.pool`: it splits object sets).
 
     Raises:
         ConfigError: the domain has no ``configs`` or a bad value (names the param).
@@ -93,7 +96,13 @@ def domain_settings(params: dict, domain: str) -> dict:
     attempts = int(cfg.get("max_attempts", get(params, "acp.max_attempts", 3 * problems)))
     if problems < 0 or attempts < problems:
         raise ConfigError(f"params: acp: need 0 <= problems ({problems}) <= max_attempts ({attempts}) for {domain}")
-    return {"problems": problems, "max_attempts": attempts, "configs": [dict(c) for c in configs]}
+    min_states = int(cfg.get("min_states", get(params, "acp.min_states", 0)))
+    max_states = int(cfg.get("max_states", get(params, "acp.max_states")))
+    if not 0 <= min_states <= max_states:
+        raise ConfigError(f"params: acp: need 0 <= min_states ({min_states}) <= max_states ({max_states}) "
+                          f"for {domain}")
+    return {"problems": problems, "max_attempts": attempts, "configs": [dict(c) for c in configs],
+            "min_states": min_states, "max_states": max_states}
 
 
 __all__ = ["DOMAINS", "GEN_ROOT", "domain_settings", "domain_text", "generate_problem_text", "problem_name",

@@ -68,13 +68,12 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
     """
     start = time.perf_counter()
     base_seed = int(get(params, "seed"))
-    max_states = int(get(params, "acp.max_states"))
+    settings = domain_settings(params, domain)
+    max_states, min_states = settings["max_states"], settings["min_states"]
     max_plans = int(get(params, "acp.max_plans", 100))
-    min_states = int(get(params, "acp.min_states", 0))
     space_k = int(get(params, "acp.space_transitions", 0) or 0)
     timeout_s = get(params, "acp.timeout_s", None)
     timeout_s = float(timeout_s) if timeout_s else None
-    settings = domain_settings(params, domain)
     limits = {"max_states": max_states, "max_plans": max_plans, "min_states": min_states, "timeout_s": timeout_s,
               "space_transitions": space_k}
 

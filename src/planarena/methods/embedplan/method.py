@@ -224,7 +224,7 @@ class EmbedPlan(Method):
                                 res = evaluate_rows(model, corpus.table, test.rows, pool_size=pool,
                                                     distractors=test.distractors, seed=seed,
                                                     pessimistic_ties=pessimistic, latents=latents)
-                                return res.rank, res.pool, hit_metrics(res)
+                                return res.rank, res.pool, hit_metrics(res, test.scored)
 
                             return PoolModel(outcome, reason, rank, extra={
                                 "encoder": enc, "inputs": "state, action", "pool_size": pool,

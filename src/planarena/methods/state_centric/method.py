@@ -480,7 +480,8 @@ class StateCentric(Method):
 
                 def rank(test):
                     targets = predict_targets(model, phi, corpus, test.rows)
-                    ranks, sizes, _ = pool_ranks(corpus.table, test.rows, pool_scores(targets, phi, metric),
+                    scorer = pool_scores(targets, phi, metric, corpus.trans_problem[test.rows])
+                    ranks, sizes, _ = pool_ranks(corpus.table, test.rows, scorer,
                                                  pool_size=pool, distractors=test.distractors, seed=seed,
                                                  pessimistic_ties=pessimistic)
                     return ranks, sizes, {}

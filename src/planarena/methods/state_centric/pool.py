@@ -24,6 +24,11 @@ adapts them to that protocol; it adds no new model:
   :func:`planarena.protocols.pool.pool_ranks`, the same code and random stream as EmbedPlan's, so equal
   seeds give equal pools. A candidate ``c`` scores ``-distance(phi(c), v)`` with ``v`` the model's
   target (Euclidean in delta mode, cosine in state mode: the decoder's metric, Algorithm 1).
+  Every candidate is encoded with the *query's* goal: a WL state embeds ``G_{s,g}`` (goal atoms
+  colour the graph), so a distractor drawn from another problem (Interpolation's domain-wide
+  pool) would otherwise carry its own goal and could be rejected by the goal alone (issue 12).
+  Such candidates are re-embedded with the query problem's goal (:meth:`DomainPhi.candidates`);
+  FSF state vectors hold no goal and need nothing.
 * **Protocols.** The in-domain protocols (interpolation, plan-variant, extrapolation). WL and FSF
   features are per domain (WL colours and FSF slots mean different things in different domains),
   so multi-domain, cross-domain and leave-one-out have no common feature space; they are reported
@@ -32,8 +37,9 @@ adapts them to that protocol; it adds no new model:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -59,6 +65,9 @@ class DomainPhi:
         states: ``(N_d, D)`` float32 phi of every state row ``lo .. lo + N_d - 1``.
         goals: ``{problem id: (D,) phi(g)}``.
         facts: encoder facts for the record (``dim``, ``fsf_slots`` or ``wl_colours``).
+        state_problem: ``(N_d,)`` problem id of each state row (for :meth:`candidates`).
+        embed_with_goal: ``(state rows (M,), goal problem id) -> (M, D)`` phi of states under
+            another problem's goal; ``None`` when phi(s) does not depend on the goal (FSF).
     """
 
     domain: str
@@ -66,10 +75,36 @@ class DomainPhi:
     states: np.ndarray
     goals: dict[int, np.ndarray]
     facts: dict
+    state_problem: np.ndarray | None = None
+    embed_with_goal: Callable[[np.ndarray, int], np.ndarray] | None = None
+    _with_goal: dict[tuple[int, int], np.ndarray] = field(default_factory=dict, repr=False)
 
     def phi(self, rows: np.ndarray) -> np.ndarray:
         """``(..., D)`` phi of global state rows ``rows`` (any shape) of this domain."""
         return self.states[np.asarray(rows) - self.lo]
+
+    def candidates(self, cand: np.ndarray, query_problems: np.ndarray) -> np.ndarray:
+        """``(B, P, D)`` phi of candidate state rows ``cand`` ``(B, P)``, each encoded with the goal
+        of its query's problem ``query_problems`` ``(B,)``: candidates of the query's own problem
+        are :meth:`phi`; others are embedded under the query's goal (cached per (state, goal))."""
+        out = self.phi(cand)
+        if self.embed_with_goal is None or self.state_problem is None:
+            return out
+        cand = np.asarray(cand)
+        own = self.state_problem[cand - self.lo]
+        foreign = own != np.asarray(query_problems)[:, None]
+        if not foreign.any():
+            return out
+        out = out.copy()
+        for g in np.unique(np.asarray(query_problems)[foreign.any(1)]):
+            mask = foreign & (np.asarray(query_problems)[:, None] == g)
+            rows = cand[mask]
+            todo = np.unique([r for r in rows.tolist() if (r, int(g)) not in self._with_goal])
+            if len(todo):
+                for r, v in zip(todo.tolist(), self.embed_with_goal(todo, int(g))):
+                    self._with_goal[(r, int(g))] = v
+            out[mask] = np.stack([self._with_goal[(r, int(g))] for r in rows.tolist()])
+        return out
 
 
 def _problem_blocks(corpus: Corpus, acp_dir: Path, domain: str):
@@ -157,6 +192,22 @@ def encode_domain(encoding: str, corpus: Corpus, acp_dir: Path, domain: str,
         states = [emb.embed_states(pfile, prob.states) for _, _, prob, pfile in blocks]
         goals = {pid: emb.embed_goal(pfile) for pid, _, _, pfile in blocks}
         facts = {"dim": emb.dim, "wl_colours": int(emb.fg.get_n_colours())}
+        by_pid = {pid: (first, prob, pfile) for pid, first, prob, pfile in blocks}
+        sp = corpus.table.state_problem
+
+        def embed_with_goal(rows: np.ndarray, goal_pid: int) -> np.ndarray:
+            out = np.zeros((len(rows), emb.dim), np.float32)
+            pids = sp[rows]
+            for pid in np.unique(pids):
+                first, prob, pfile = by_pid[int(pid)]
+                at = np.nonzero(pids == pid)[0]
+                out[at] = emb.embed_states_with_goal(pfile, [prob.states[int(r) - first] for r in rows[at]],
+                                                     by_pid[goal_pid][2])
+            return out
+
+        return DomainPhi(domain, lo, np.concatenate(states).astype(np.float32), goals, facts,
+                         state_problem=sp[lo:lo + sum(len(b[2].states) for b in blocks)],
+                         embed_with_goal=embed_with_goal)
     else:
         raise ValueError(f"encoding {encoding!r}: use 'wl' or 'fsf'")
     return DomainPhi(domain, lo, np.concatenate(states).astype(np.float32), goals, facts)
@@ -192,14 +243,16 @@ def predict_targets(model, phi: DomainPhi, corpus: Corpus, rows: np.ndarray) -> 
     return np.asarray(v, dtype=np.float32)
 
 
-def pool_scores(targets: np.ndarray, phi: DomainPhi, metric: str):
+def pool_scores(targets: np.ndarray, phi: DomainPhi, metric: str, query_problems: np.ndarray | None = None):
     """A scorer for :func:`planarena.protocols.pool.pool_ranks`: ``-distance(phi(c), v)`` per candidate
-    (Euclidean or cosine, :func:`planarena.search.decoding.distances`), vectorised over the batch."""
+    (Euclidean or cosine, :func:`planarena.search.decoding.distances`), vectorised over the batch.
+    With ``query_problems`` (``(Q,)`` problem id of each query), every candidate is encoded with
+    its query's goal (:meth:`DomainPhi.candidates`)."""
     from planarena.search.decoding import distances
 
     def score(b: slice, cand: np.ndarray) -> np.ndarray:
         v = targets[b]                                    # (B, D)
-        c = phi.phi(cand)                                 # (B, P, D)
+        c = phi.phi(cand) if query_problems is None else phi.candidates(cand, query_problems[b])  # (B, P, D)
         flat_v = np.repeat(v, cand.shape[1], axis=0)
         return -distances(c.reshape(-1, c.shape[-1]), flat_v, metric).reshape(cand.shape)
 
