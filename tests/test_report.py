@@ -13,6 +13,7 @@ from planarena.core.io import write_jsonl
 from planarena.core.problemset import ProblemEntry
 from planarena.core.records import ResultRecord
 from planarena.report import leaderboard as report
+from planarena.report.pages import Plot
 from planarena.report.records import ReportInputs, declared_domains, declared_splits
 
 INFO = {
@@ -91,6 +92,13 @@ def section(md: str, title: str) -> str:
     return md[start : end if end != -1 else len(md)]
 
 
+def subsection(md: str, title: str) -> str:
+    """Text of ``### title`` up to the next ``## `` or ``### `` heading."""
+    start = md.index(f"\n### {title}\n")
+    ends = [i for i in (md.find("\n## ", start + 1), md.find("\n### ", start + 1)) if i != -1]
+    return md[start : min(ends) if ends else len(md)]
+
+
 def table_rows(text: str) -> list[list[str]]:
     """Cells of every markdown table row in ``text`` (padding stripped)."""
     return [
@@ -100,30 +108,46 @@ def table_rows(text: str) -> list[list[str]]:
     ]
 
 
-def render(records, manifest, plan_records=(), **kw) -> str:
+PLOTS = [Plot("Coverage", "plots/c.png", "coverage.md")]
+
+
+def render_pages(records, manifest, plan_records=(), **kw) -> dict[str, str]:
+    """Every page (front page first) of the records, by path relative to ``reports/``."""
     inputs = ReportInputs(list(records), list(plan_records), list(manifest), **kw)
-    return report.render_leaderboard(report.analyse(inputs), INFO, [("Coverage", "plots/c.png")])
+    return report.render_pages(report.analyse(inputs), INFO, PLOTS)
 
 
+def render(records, manifest, plan_records=(), **kw) -> str:
+    """The detail pages joined in page order (their ``## `` sections: Problems, Coverage, ...)."""
+    pages = render_pages(records, manifest, plan_records, **kw)
+    return "\n".join(text for path, text in pages.items() if path != "leaderboard.md")
 
-def test_sections_in_design_order_and_hitk_not_faked():
+
+def front(records, manifest, plan_records=(), **kw) -> str:
+    """The front page ``leaderboard.md``."""
+    return render_pages(records, manifest, plan_records, **kw)["leaderboard.md"]
+
+
+def test_pages_sections_in_order_and_hitk_not_faked():
+    pages = render_pages(seeds_2_1_3(), manifest_3())
+    assert list(pages) == ["leaderboard.md", "detail/problems.md", "detail/coverage.md", "detail/per-domain.md",
+                           "detail/hitk.md", "detail/pool.md", "detail/schema.md", "detail/cost.md",
+                           "detail/published.md", "detail/info.md"]
+    titles = [line[3:] for line in pages["leaderboard.md"].splitlines() if line.startswith("## ")]
+    assert titles == ["Problems", "Plan coverage", "Successor ranking", "Methods", "Detail pages and plots"]
     md = render(seeds_2_1_3(), manifest_3())
     titles = [line[3:] for line in md.splitlines() if line.startswith("## ")]
-    assert titles == [
-        "Problems",
-        "Info",
-        "Coverage",
-        "Plan quality",
-        "Hit@k",
-        "Schema learning",
-        "Cost",
-        "Per-domain detail",
-        "Published reference rows",
-        "Plots",
-    ]
+    assert titles == ["Problems", "Coverage", "Plan quality", "Plots", "Per-domain detail", "Hit@k",
+                      "Candidate-pool Hit@k (EmbedPlan protocols)", "Schema learning", "Cost",
+                      "Published reference rows", "Info"]
     hitk = section(md, "Hit@k")
     assert "No `rank_successors` method has results yet" in hitk and "|" not in hitk
-    assert "![Coverage](plots/c.png)" in md
+    assert "No `rank_successors` method has results yet" in pages["leaderboard.md"]
+    assert "![Coverage](../plots/c.png)" in pages["detail/coverage.md"]
+    assert "[Coverage](plots/c.png)" in pages["leaderboard.md"]
+    for path in pages:
+        if path != "leaderboard.md":
+            assert f"({path})" in pages["leaderboard.md"]  # every detail page is linked
 
 
 def write_inputs(tmp_path, records, plans=(), manifest=None) -> Layout:
@@ -162,11 +186,18 @@ def test_run_stage_writes_outputs_deterministically(tmp_path):
     out = tmp_path / "reports"
     report.run_stage(params, layout, out)
     md1 = (out / "leaderboard.md").read_bytes()
+    detail1 = {p.name: p.read_bytes() for p in sorted((out / "detail").glob("*.md"))}
     metrics1 = (out / "metrics.json").read_bytes()
     png1 = (out / "plots" / "coverage_by_size.png").read_bytes()
+    data1 = (out / "plots" / "coverage_by_size.json").read_bytes()
     assert png1.startswith(b"\x89PNG\r\n\x1a\n")
     assert b"(plots/coverage_by_size.png)" in md1
-    assert b"`logistics/validation`: no instances" in md1
+    assert b"![coverage vs instance size](../plots/coverage_by_size.png)" in detail1["coverage.md"]
+    assert b"`logistics/validation`: no instances" in detail1["problems.md"]
+    assert b"`logistics/validation`" in md1  # in the front page's problems box
+    assert {r["method"] for r in json.loads(data1)} == {"wl_xgb", "astar"}
+    for name in ("coverage_by_size", "hit5_by_protocol"):
+        assert json.loads((out / "plots" / f"{name}.vl.json").read_text())["data"] == {"values": "<DVC_METRIC_DATA>"}
 
     metrics = json.loads(metrics1)
     assert set(metrics) == {"coverage", "coverage_sum", "problems"}  # headline numbers only
@@ -175,10 +206,13 @@ def test_run_stage_writes_outputs_deterministically(tmp_path):
     assert metrics["coverage_sum"]["wl_xgb"] == pytest.approx((2 + 1) / 5, abs=1e-4)
     assert metrics["problems"] == {"error": 0, "diverged": 0, "rejected_plans": 0}
 
+    (out / "detail" / "stale.md").write_text("a page of an older layout")
     report.run_stage(params, layout, out)
     assert (out / "leaderboard.md").read_bytes() == md1
+    assert {p.name: p.read_bytes() for p in sorted((out / "detail").glob("*.md"))} == detail1
     assert (out / "metrics.json").read_bytes() == metrics1
     assert (out / "plots" / "coverage_by_size.png").read_bytes() == png1
+    assert (out / "plots" / "coverage_by_size.json").read_bytes() == data1
 
 
 def test_run_stage_without_results_still_renders(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_report import entry, manifest_3, rec, render, section, seeds_2_1_3, table_rows
+from test_report import entry, front, manifest_3, rec, render, section, seeds_2_1_3, subsection, table_rows
 
 from planarena.report.markdown import DASH
 from planarena.report.plots import coverage_by_size
@@ -39,11 +39,13 @@ def test_missing_records_count_as_unsolved_and_other_splits_show_dash():
     ext = cov[(cov.domain == "blocksworld") & (cov.split == "extrapolation") & (cov.method == "m")]
     assert ext.iloc[0].status == "no records"
     md = render(records, manifest_3())
-    rows = table_rows(section(md, "Coverage"))
-    assert ["blocksworld", "extrapolation", DASH, "**1.00 (1 run, n=2)**"] in rows
-    # a split no method ran on is left out of the table and named below it
-    assert not [r for r in rows if r[:2] == ["gripper", "validation"]]
-    assert "Not evaluated by any plan method (rows left out): `gripper/validation`." in md
+    rows = table_rows(subsection(section(md, "Coverage"), "blocksworld"))
+    assert rows[0] == ["method", "validation", "extrapolation"]  # a row per method, a column per split
+    assert ["m", "**0.33 (1 run, n=3)**", DASH] in rows
+    assert ["x", DASH, "**1.00 (1 run, n=2)**"] in rows
+    # a split no method ran on gets no column and is named below the tables
+    assert table_rows(subsection(section(md, "Coverage"), "gripper"))[0] == ["method", "extrapolation"]
+    assert "Not evaluated by any plan method (columns left out): `gripper/validation`." in md
     assert "seed 0 has records for 1 of 3 instances" in section(md, "Problems")
 
 
@@ -53,7 +55,9 @@ def test_empty_split_is_reported_as_no_instances_without_division_by_zero():
     empty = cov[(cov.domain == "gripper") & (cov.split == "extrapolation")].iloc[0]
     assert empty.n == 0 and empty.status == "no instances" and math.isnan(empty["mean"])
     md = render(records, manifest_3(), splits=("train",))
-    assert ["gripper", "extrapolation", "no instances"] in table_rows(section(md, "Coverage"))
+    gripper = table_rows(subsection(section(md, "Coverage"), "gripper"))
+    assert gripper[0] == ["method", "train", "validation", "extrapolation"]
+    assert gripper[1][3] == "no instances"
     assert "`gripper/extrapolation`: no instances" in section(md, "Problems")
     assert "`blocksworld/train`: no instances" in section(md, "Problems")  # declared in params only
     sums = coverage_sum(cov)
@@ -72,9 +76,11 @@ def test_best_in_bold_picks_maximum_and_all_ties():
             for p in ("p1", "p2", "p3")
         ]
     cov_md = section(render(records, manifest_3()), "Coverage")
-    row = next(r for r in table_rows(cov_md) if r[:2] == ["blocksworld", "validation"])
-    assert row[2:] == ["0.33 (1 run, n=3)", "**0.67 (1 run, n=3)**", "**0.67 (1 run, n=3)**"]
-    assert "**Sum**" in cov_md
+    rows = table_rows(subsection(cov_md, "blocksworld"))
+    assert [r[1] for r in rows] == ["validation", "0.33 (1 run, n=3)", "**0.67 (1 run, n=3)**",
+                                    "**0.67 (1 run, n=3)**"]  # a column per split, best in bold
+    held = table_rows(subsection(cov_md, "Held-out splits, all domains"))
+    assert held[0][-1] == "held-out (n=3)"  # the instances some method ran on
 
 
 def test_coverage_by_size_pools_splits_the_method_ran_on():
@@ -104,9 +110,12 @@ def test_sum_is_over_held_out_splits_only():
     assert train.status == "ok" and train["mean"] == 1.0  # visible in the table
     total = coverage_sum(cov).set_index("method").loc["m"]
     assert total.n == 3 and total["mean"] == pytest.approx(1 / 3)  # train's 2/2 not in the Sum
-    rows = table_rows(section(render(records, manifest), "Coverage"))
-    assert ["blocksworld", "train", "**1.00 (1 run, n=2)**"] in rows
-    assert ["**Sum**", "held-out", "**0.33 (1 run, n=3)**"] in rows
+    cov_md = section(render(records, manifest), "Coverage")
+    assert table_rows(subsection(cov_md, "blocksworld"))[1][1] == "**1.00 (1 run, n=2)**"  # train column
+    held = table_rows(subsection(cov_md, "Held-out splits, all domains"))
+    assert held[0] == ["method", "validation (n=3)", "held-out (n=3)"]  # no train column
+    assert held[1] == ["m", "**0.33 (1 run)**", "**0.33 (1 run)**"]
+    assert table_rows(section(front(records, manifest), "Plan coverage"))[1] == held[1]
 
 
 def test_a_seed_without_records_in_a_cell_counts_as_zero():

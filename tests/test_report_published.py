@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_report import INFO, manifest_3, rec, render, section, seeds_2_1_3, table_rows
+from test_report import INFO, manifest_3, rec, render, section, seeds_2_1_3, subsection, table_rows
 
 from planarena.report import leaderboard as report
 from planarena.report.markdown import DASH
@@ -151,7 +151,8 @@ def test_published_rows_only_in_their_own_labelled_section():
     )
     inputs = ReportInputs(seeds_2_1_3(), [], manifest_3())
     a = report.analyse(inputs)
-    md = report.render_leaderboard(a, INFO, [("Coverage", "plots/c.png")])
+    pages = report.render_pages(a, INFO)
+    md = "\n".join(pages.values())
     pub = section(md, "Published reference rows")
     assert f"### {t.label}" in pub
     rows = table_rows(pub)
@@ -178,7 +179,7 @@ def test_published_rows_only_in_their_own_labelled_section():
     assert "WL-XGB delta (wl_xgb_delta)" in pub and "no train split" in pub
     # one set of published numbers: the FD column lives only in the matrix (no second FD table)
     assert pub.count("Published (not measured here)") == 1
-    before = md[: md.index("\n## Published reference rows\n")]
+    before = "\n".join(text for path, text in pages.items() if path != "detail/published.md")
     assert "Published (not measured here)" not in before
     assert "published (Table 1)" not in before and "0.79 ± 0.16" not in before
     metrics = json.dumps(report.build_metrics(a))
@@ -206,8 +207,9 @@ def test_side_by_side_measured_vs_published_for_methods_with_a_column():
     ]
     records += seeds_2_1_3("random_walk")  # no published column: no side-by-side table
     md = render(records, manifest)
-    cov_rows = table_rows(section(md, "Coverage"))
-    measured_ext = next(r for r in cov_rows if r[:2] == ["blocksworld", "extrapolation"])[2]
+    cov_rows = table_rows(subsection(section(md, "Coverage"), "blocksworld"))
+    assert cov_rows[0] == ["method", "validation", "extrapolation"]
+    measured_ext = next(r for r in cov_rows if r[0] == "fd_astar_lmcut")[2]
     pub = section(md, "Published reference rows")
     side = pub[pub.index("### Side by side: measured (this run) vs published (Table 1)") :]
     assert "#### fd_astar_lmcut (published column: FD)" in side

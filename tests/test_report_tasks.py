@@ -6,7 +6,7 @@ import math
 
 import pytest
 from conftest import TINY
-from test_report import manifest_3, rec, render, section, seeds_2_1_3, table_rows
+from test_report import manifest_3, rec, render, section, seeds_2_1_3, subsection, table_rows
 
 from planarena.report.markdown import DASH
 from planarena.report.metrics import MIN_TIME_S, geometric_mean
@@ -142,19 +142,19 @@ def test_hitk_successor_set_by_protocol_domain_split_method_with_inputs():
     ]  # fmt: skip
     md = render(records, manifest_3())
     hitk = section(md, "Hit@k")
-    rows = table_rows(hitk)
-    assert rows[0] == [
-        "protocol", "domain", "split", "reference plan", "method", "inputs", "seeds", "trajectories",
-        "successors", "hit@1", "hit@3", "hit@5",
+    # pivoted: per domain and k a row per method, a column per split
+    hit1 = table_rows(subsection(hitk, "blocksworld: hit@1"))
+    assert hit1 == [
+        ["method", "inputs", "validation", "extrapolation"],
+        ["embedplan_mlp", "state, action, goal", "0.30 (1 run)", DASH],
+        # seed 0: hit@1 = mean(0.5, 0.25) = 0.375; seed 1: 0.875 -> 0.625 ± 0.25
+        ["wl_xgb_delta", "state, goal", "0.62 ± 0.25", "0.25 ± 0.00"],
+        ["*trajectories*", DASH, "2", "2"],
     ]  # fmt: skip
-    # seed 0: hit@1 = mean(0.5, 0.25) = 0.375; seed 1: 0.875 -> 0.625 ± 0.25
-    assert rows[1:] == [
-        ["successor_set", "blocksworld", "validation", DASH, "embedplan_mlp", "state, action, goal",
-         "1", "2", DASH, "0.30 (1 run)", "0.50 (1 run)", "0.70 (1 run)"],
-        ["successor_set", "blocksworld", "validation", DASH, "wl_xgb_delta", "state, goal",
-         "2", "2", DASH, "0.62 ± 0.25", "0.94 ± 0.06", "1.00 ± 0.00"],
-        ["successor_set", "blocksworld", "extrapolation", DASH, "wl_xgb_delta", "state, goal",
-         "2", "2", DASH, "0.25 ± 0.00", "0.50 ± 0.00", "0.75 ± 0.00"],
+    assert table_rows(subsection(hitk, "blocksworld: hit@3"))[2][2:] == ["0.94 ± 0.06", "0.50 ± 0.00"]
+    assert table_rows(subsection(hitk, "blocksworld: hit@5"))[1:3] == [
+        ["embedplan_mlp", "state, action, goal", "0.70 (1 run)", DASH],
+        ["wl_xgb_delta", "state, goal", "1.00 ± 0.00", "0.75 ± 0.00"],
     ]  # fmt: skip
     assert "`inputs`" in hitk and "ddof=0" in hitk
     assert "RuntimeError: no model" in section(md, "Problems")
@@ -179,16 +179,21 @@ def test_successor_set_floor_row_trivial_cells_and_reference_plans_kept_apart():
                                 extra=floor((0.20, 0.7, 1.0), (0.0, 0.0, 1.0), 4.0, "astar_lmcut")))
         records.append(rank_rec("m", "visitall", "validation", "v3", seed, (0.1, 0.2, 0.3),
                                 extra=floor((0.10, 0.3, 0.5), (0.0, 0.0, 0.0), 10.0, "lama_first")))
-    rows = table_rows(section(render(records, manifest_3()), "Hit@k"))
-    assert rows[1:] == [
-        ["successor_set", "visitall", "validation", "astar_lmcut", "*uniform random ranker*", DASH, DASH, "2",
-         "3.5", "0.25", "0.80", "1.00"],
-        ["successor_set", "visitall", "validation", "astar_lmcut", "m", "state, goal", "2", "2",
-         "3.5", "0.60 ± 0.10", "1.00 ± 0.00", "1.00 ± 0.00 (trivial)"],
-        ["successor_set", "visitall", "validation", "lama_first", "*uniform random ranker*", DASH, DASH, "1",
-         "10.0", "0.10", "0.30", "0.50"],
-        ["successor_set", "visitall", "validation", "lama_first", "m", "state, goal", "2", "1",
-         "10.0", "0.10 ± 0.00", "0.20 ± 0.00", "0.30 ± 0.00"],
+    hitk = section(render(records, manifest_3()), "Hit@k")
+    assert table_rows(subsection(hitk, "visitall: hit@5")) == [
+        ["method", "inputs", "validation (astar_lmcut)", "validation (lama_first)"],
+        ["*uniform random ranker*", DASH, "1.00", "0.50"],
+        ["m", "state, goal", "1.00 ± 0.00 (trivial)", "0.30 ± 0.00"],
+        ["*successors per step*", DASH, "3.5", "10.0"],
+        ["*trajectories*", DASH, "2", "1"],
+    ]  # fmt: skip
+    assert table_rows(subsection(hitk, "visitall: hit@1"))[1:3] == [
+        ["*uniform random ranker*", DASH, "0.25", "0.10"],
+        ["m", "state, goal", "0.60 ± 0.10", "0.10 ± 0.00"],
+    ]  # fmt: skip
+    assert table_rows(subsection(hitk, "visitall: hit@3"))[1:3] == [
+        ["*uniform random ranker*", DASH, "0.80", "0.30"],
+        ["m", "state, goal", "1.00 ± 0.00", "0.20 ± 0.00"],
     ]  # fmt: skip
 
 

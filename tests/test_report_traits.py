@@ -60,10 +60,10 @@ def test_info_section_shows_what_configured_methods_declare(tmp_path):
     layout = write_inputs(tmp_path, [rec("wl", "blocksworld", "validation", "p1", 0)])
     params = {"profile": "smoke", "methods": {"wl": {"method": "state_centric"}}}
     report.run_stage(params, layout, tmp_path / "with")
-    info = section((tmp_path / "with" / "leaderboard.md").read_text(), "Info")
+    info = section((tmp_path / "with" / "detail" / "info.md").read_text(), "Info")
     assert "| WL histogram (state-centric models) | raw colour counts" in info
     report.run_stage({"profile": "smoke", "methods": {"rw": {"method": "random_walk"}}}, layout, tmp_path / "without")
-    assert "WL histogram" not in (tmp_path / "without" / "leaderboard.md").read_text()
+    assert not [p for p in (tmp_path / "without").rglob("*.md") if "WL histogram" in p.read_text()]
 
 
 def _pool_rec(method, family, protocol, domain, seed, hit5):
@@ -126,8 +126,9 @@ def test_a_method_block_naming_an_unregistered_method_is_an_error():
 
 def test_render_leaderboard_with_no_traits_treats_every_method_as_a_model():
     inputs = report.ReportInputs([rec("m", "blocksworld", "validation", "p1", 0)], [], manifest_3())
-    md = report.render_leaderboard(report.analyse(inputs), INFO)
-    assert "WL histogram" not in md and "## Plots" in md
+    pages = report.render_pages(report.analyse(inputs), INFO)
+    assert not [p for p, text in pages.items() if "WL histogram" in text]
+    assert "| m *(floor)*" not in pages["leaderboard.md"] and "## Detail pages and plots" in pages["leaderboard.md"]
 
 
 def test_pool_summary_gives_each_model_its_lift_over_the_floor_of_its_group():

@@ -1,11 +1,12 @@
-"""The ``report`` stage: ``reports/leaderboard.md``, ``reports/metrics.json`` and
-``reports/plots/*.png`` from the result records (DESIGN.md "Leaderboards").
+"""The ``report`` stage: ``reports/leaderboard.md`` (the front page), ``reports/detail/*.md`` (the
+detail pages), ``reports/metrics.json`` and ``reports/plots/`` (PNGs, their data files and
+Vega-Lite templates) from the result records (DESIGN.md "Leaderboards", issue 12).
 
 This module only orchestrates: :func:`analyse` asks each section module of
-:mod:`planarena.report.sections` for its tables, :func:`render_leaderboard` joins the sections'
-markdown in the order DESIGN.md fixes (Problems, Info, Coverage, Hit@k, Schema learning, Cost,
-Per-domain detail, Published reference rows, Plots), :func:`build_metrics` writes the small
-metrics file, and :func:`run_stage` does the I/O. Rules the sections implement:
+:mod:`planarena.report.sections` for its tables, :mod:`planarena.report.pages` lays them out on the
+front page and the detail pages (:func:`render_leaderboard` is the front page),
+:func:`build_metrics` writes the small metrics file, and :func:`run_stage` does the I/O. Rules the
+sections implement:
 
 * Every number is computed from the records, never typed in; numbers copied from papers come only
   from :mod:`planarena.report.published` (data files) and appear only in labelled published
@@ -32,6 +33,7 @@ import pandas as pd
 
 from planarena.config import Layout, is_held_out
 from planarena.core.io import atomic_write_text
+from planarena.report import pages
 from planarena.report import plots as plotting
 from planarena.report.markdown import DASH
 from planarena.report.metrics import COVERAGE, Metric, instance_weighted
@@ -54,10 +56,11 @@ from planarena.report.sections import (
     pool,
     problems,
     quality,
-    published,
+    ranking,
     schema,
 )
 from planarena.report.traits import method_traits
+from planarena.methods.base import ReportTraits
 
 LEADERBOARD = "leaderboard.md"
 METRICS = "metrics.json"
@@ -82,13 +85,22 @@ class Analysis:
     by_size: pd.DataFrame
     methods: pd.DataFrame
     n_records: int
+    traits: Mapping[str, ReportTraits]
+    ranking: pd.DataFrame
+    schema_headline: pd.DataFrame | None
+    method_lines: list[str]
+    plan_domains: list[str]
 
 
 def analyse(inputs: ReportInputs) -> Analysis:
     """Compute every table from the inputs (pure apart from reading ``inputs.acp_dir``)."""
     latest = latest_records(inputs.records)
-    index = instance_index(inputs.manifest, latest, inputs.domains, inputs.splits)
+    # candidate-pool records name their protocol's split (``same domain``) and encoder, not a
+    # problem of the problem set: they make no (domain, split) cell of the instance index
+    index = instance_index(inputs.manifest, [r for r in latest if not is_pool_record(r)],
+                           inputs.domains, inputs.splits)
     cov = coverage.coverage_table(inputs.records, inputs.manifest, inputs.domains, inputs.splits)
+    schema_all = hitk.task_metric_table(inputs.records, "learn_schema", schema.SCHEMA_KEYS[:2], ())
     return Analysis(
         index=index,
         coverage=cov,
@@ -104,55 +116,42 @@ def analyse(inputs: ReportInputs) -> Analysis:
         schema=schema.schema_table(inputs.records),
         cost=cost.cost_table(inputs.records),
         details=detail.detail_tables(inputs.records, inputs.plan_records, index),
-        by_size=plotting.coverage_by_size(inputs.records, inputs.manifest),
+        by_size=plotting.coverage_by_size(inputs.records, inputs.manifest, inputs.traits),
         methods=info.methods_table(inputs.records),
         n_records=len(latest),
+        traits=inputs.traits,
+        ranking=ranking.ranking_cells(inputs.records),
+        schema_headline=schema_all,
+        method_lines=info.method_lines(inputs.records, inputs.traits),
+        plan_domains=sorted({d for (d, _), probs in index.items() if probs}),
     )
 
 
 def render_leaderboard(
     a: Analysis,
     run_info: Mapping,
-    plots: Sequence[tuple[str, str]] = (),
+    plots: Sequence[pages.Plot] = (),
     papers: Sequence[PublishedPaper] = PAPERS,
 ) -> str:
-    """The whole ``leaderboard.md`` text (pure: same arguments, same string).
+    """The front page ``leaderboard.md`` (pure: same arguments, same string); the detail pages are
+    :func:`render_pages`.
 
-    ``run_info``: :func:`planarena.report.sections.info.collect_info`'s dict; ``plots``: (caption,
-    link relative to the markdown file) pairs; ``papers``: the published numbers (their matrices
-    always, their printed tables when this run has results of the protocol they are about).
+    ``run_info``: :func:`planarena.report.sections.info.collect_info`'s dict; ``plots``: the
+    :class:`planarena.report.pages.Plot` files to link; ``papers``: unused on the front page (the
+    published numbers are on the published page), kept for the callers' signature.
     """
-    results_of = {"pool": a.pool is not None}
-    lines = [
-        "# planarena leaderboard",
-        "",
-        "Generated by the `report` stage from `data/results/*.jsonl`, `data/plans/records.jsonl` "
-        "and `data/problems/manifest.jsonl`; do not edit by hand.",
-        "",
-    ]
-    for section in (
-        problems.render(a.problems),
-        info.render(run_info, a.methods),
-        coverage.render(a.coverage, a.coverage_sum, a.ceiling),
-        quality.render(a.quality),
-        hitk.render(a.hitk, pool.render(a.pool)),
-        schema.render(a.schema),
-        cost.render(a.cost),
-        detail.render(a.details),
-        published.render(
-            [m for p in papers for m in p.matrices],
-            run_info.get("planner_limits"),
-            a.coverage,
-            [p for p in papers if p.tables and results_of.get(p.protocol, True)],
-        ),
-    ):
-        lines += [*section, ""]
-    lines += ["## Plots", ""]
-    for caption, link in plots:
-        lines += [f"![{caption}]({link})", "", f"{caption}: [{link}]({link})", ""]
-    if not plots:
-        lines += ["No plots.", ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
+    return pages.render_front(a, run_info, plots)
+
+
+def render_pages(
+    a: Analysis,
+    run_info: Mapping,
+    plots: Sequence[pages.Plot] = (),
+    papers: Sequence[PublishedPaper] = PAPERS,
+) -> dict[str, str]:
+    """Every page, ``{path relative to reports/: markdown}`` (front page first; see
+    :func:`planarena.report.pages.render_pages`)."""
+    return pages.render_pages(a, run_info, plots, papers)
 
 
 def build_metrics(a: Analysis) -> dict:
@@ -200,16 +199,23 @@ def build_metrics(a: Analysis) -> dict:
 def write_report(
     inputs: ReportInputs, run_info: Mapping, reports_dir: str | os.PathLike = "reports"
 ) -> Analysis:
-    """Write ``leaderboard.md``, ``metrics.json`` and the plots under ``reports_dir`` from
-    already-loaded inputs and info; returns the analysis."""
+    """Write ``leaderboard.md``, ``detail/*.md``, ``metrics.json`` and the plots (PNG, data file
+    and Vega-Lite template each, :mod:`planarena.report.plots`) under ``reports_dir`` from
+    already-loaded inputs and info; returns the analysis. Detail pages of an older layout that
+    no longer exist are removed, so the folder holds exactly what this run rendered."""
     reports_dir = Path(reports_dir)
     a = analyse(inputs)
-    plot_dir = reports_dir / plotting.PLOTS_DIR
-    plotting.plot_coverage_by_size(a.by_size, plot_dir / plotting.COVERAGE_PLOT)
-    plots = [("Coverage vs instance size", f"{plotting.PLOTS_DIR}/{plotting.COVERAGE_PLOT}")]
-    if plotting.plot_hit5_by_protocol(a.pool.summary if a.pool else None, plot_dir / plotting.HITK_PLOT):
-        plots.append(("Hit@5 by protocol (candidate pool)", f"{plotting.PLOTS_DIR}/{plotting.HITK_PLOT}"))
-    atomic_write_text(reports_dir / LEADERBOARD, render_leaderboard(a, run_info, plots))
+    family = dict(zip(a.methods["Method"], a.methods["Family"], strict=True))
+    plots = plotting.write_plots(a.by_size, a.pool.summary if a.pool else None, a.coverage_sum, family,
+                                 a.traits, reports_dir / plotting.PLOTS_DIR)
+    rendered = render_pages(a, run_info, plots)
+    detail_dir = reports_dir / pages.DETAIL_DIR
+    if detail_dir.is_dir():
+        for old in sorted(detail_dir.glob("*.md")):
+            if f"{pages.DETAIL_DIR}/{old.name}" not in rendered:
+                old.unlink()
+    for rel, text in rendered.items():
+        atomic_write_text(reports_dir / rel, text)
     atomic_write_text(
         reports_dir / METRICS, json.dumps(build_metrics(a), indent=2, sort_keys=True) + "\n"
     )

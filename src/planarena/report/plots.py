@@ -1,5 +1,16 @@
 """The leaderboard's plots (DESIGN.md "Leaderboards": coverage vs instance size, Hit@k by
-protocol), written as PNG files under ``reports/plots/``; the same data gives the same bytes."""
+protocol), each written three ways under ``reports/plots/``: a PNG (matplotlib, for the markdown
+pages), its data as JSON (``<name>.json``, a list of flat rows) and a Vega-Lite template
+(``<name>.vl.json``) so that ``dvc plots show`` / ``dvc plots diff`` render the same plot from the
+data (dvc.yaml's top-level ``plots:`` names them). The same data gives the same bytes.
+
+Legibility with many methods: a plot has a row of panels per family (per family and encoding when
+the family's methods declare a :attr:`ReportTraits.floor_group`), so a panel shows only that row's
+models; floors (:attr:`ReportTraits.role` ``floor``) and the classical planners are reference
+marks, not competing lines: the floors without a group (random walks) and the classical planners
+as shaded bands (min to max over them), the row's own floor (the identity predictor of its
+encoding) as a dashed line.
+"""
 
 from __future__ import annotations
 
@@ -7,37 +18,72 @@ import math
 import os
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from planarena.core.io import atomic_write_json
 from planarena.core.problemset import ProblemEntry
 from planarena.core.records import ResultRecord
+from planarena.methods.base import ReportTraits
 from planarena.report.markdown import DASH
 from planarena.report.metrics import Metric
 from planarena.report.records import entries, method_order, plan_records_of
+from planarena.report.traits import PLAIN
+
+if TYPE_CHECKING:
+    from planarena.report.pages import Plot
 
 PLOTS_DIR = "plots"
 COVERAGE_PLOT = "coverage_by_size.png"
 HITK_PLOT = "hit5_by_protocol.png"
+HELD_OUT_PLOT = "coverage_held_out"
+#: The family whose non-floor methods are drawn as the classical reference band.
+CLASSICAL = "classical"
+
+#: Kind of a floor drawn as its row's own dashed line (the floor of the row's floor group).
+ROW_FLOOR = "row floor"
 
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
-_LINESTYLES = ("-", "--", "-.", ":")
+
+
+def method_kind(method: str, family: str, traits: Mapping[str, ReportTraits]) -> str:
+    """``floor`` (declared role), ``classical`` (a classical planner: the reference ceiling) or
+    ``model``."""
+    if traits.get(method, PLAIN).role == "floor":
+        return "floor"
+    return "classical" if family == CLASSICAL else "model"
+
+
+def panel_rows(methods: Mapping[str, str], traits: Mapping[str, ReportTraits]) -> dict[str, str]:
+    """Model method -> its row of panels: the family, with the floor group when it declares one
+    (``state-centric-transition-models · WL encoding``). ``methods``: method -> family."""
+    out = {}
+    for m, fam in methods.items():
+        if method_kind(m, fam, traits) == "model":
+            group = traits.get(m, PLAIN).floor_group
+            out[m] = f"{fam} · {group}" if group else fam
+    return out
 
 
 def coverage_by_size(
-    records: Iterable[ResultRecord], manifest: Iterable[ProblemEntry | Mapping]
+    records: Iterable[ResultRecord],
+    manifest: Iterable[ProblemEntry | Mapping],
+    traits: Mapping[str, ReportTraits] | None = None,
 ) -> pd.DataFrame:
     """Coverage per (domain, method, instance size), over the splits the method was run on.
 
     ``coverage`` is the mean over the method's seeds in that domain of the fraction of instances
     of that size solved and validated. ``x`` is the manifest's ``size`` (or ``objects`` in a
     domain where no instance has a size); ``x_name`` names it for the axis (``size (blocks)``).
-    Columns: domain, method, x_name, x, instances, coverage.
+    Columns: domain, method, family, kind (:func:`method_kind`), floor_group, x_name, x,
+    instances, coverage.
     """
+    traits = traits or {}
     items = entries(manifest)
     latest = plan_records_of(records)
+    family = {r.method: r.family for r in latest}
     ran: set[tuple] = {(r.method, r.domain, r.split) for r in latest}
     seeds: dict[tuple, set[int]] = defaultdict(set)
     solved: dict[tuple, set[tuple[str, str]]] = defaultdict(set)
@@ -66,113 +112,290 @@ def coverage_by_size(
                     / len(group)
                     for s in sorted(seeds[(m, domain)])
                 ]
-                rows.append(
-                    dict(
-                        domain=domain,
-                        method=m,
-                        x_name=x_label,
-                        x=x,
-                        instances=len(group),
-                        coverage=float(np.mean(fractions)),
-                    )
-                )
-    return pd.DataFrame(rows, columns=["domain", "method", "x_name", "x", "instances", "coverage"])
+                rows.append(dict(domain=domain, method=m, family=family[m],
+                                 kind=method_kind(m, family[m], traits),
+                                 floor_group=traits.get(m, PLAIN).floor_group, x_name=x_label, x=x,
+                                 instances=len(group), coverage=float(np.mean(fractions))))
+    return pd.DataFrame(rows, columns=["domain", "method", "family", "kind", "floor_group", "x_name", "x",
+                                       "instances", "coverage"])
 
 
-def plot_coverage_by_size(data: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """Write a PNG with one subplot per domain: coverage vs instance size, one line per method.
+def coverage_plot_data(data: pd.DataFrame, traits: Mapping[str, ReportTraits] | None = None) -> list[dict]:
+    """The rows of ``coverage_by_size.json``: :func:`coverage_by_size` with a ``row`` (the panel
+    row, :func:`panel_rows`); reference methods (floors without a group, classical planners) are
+    repeated in every row, a row's own floor (same floor group; kind :data:`ROW_FLOOR`) only in
+    its rows. Without any
+    model every method is in one row ``all methods``. Sorted (row, domain, kind, method, x)."""
+    traits = traits or {}
+    if data.empty:
+        return []
+    rows_of = panel_rows(dict(zip(data["method"], data["family"], strict=True)), traits)
+    groups = sorted(set(rows_of.values()))
+    group_of_row = {g: next(traits.get(m, PLAIN).floor_group for m, r in rows_of.items() if r == g)
+                    for g in groups}
+    out = []
+    for rec in data.to_dict("records"):
+        m = rec["method"]
+        if not groups:
+            targets = ["all methods"]
+        elif rec["kind"] == "model":
+            targets = [rows_of[m]]
+        elif rec["kind"] == "floor" and rec["floor_group"]:
+            targets = [g for g in groups if group_of_row[g] == rec["floor_group"]]
+        else:
+            targets = groups
+        kind = ROW_FLOOR if rec["kind"] == "floor" and rec["floor_group"] and groups else rec["kind"]
+        for row in targets:
+            out.append({"row": row, "domain": rec["domain"], "kind": kind, "method": m,
+                        "x_name": rec["x_name"], "x": int(rec["x"]), "instances": int(rec["instances"]),
+                        "coverage": round(float(rec["coverage"]), 4)})
+    return sorted(out, key=lambda r: (r["row"], r["domain"], r["kind"], r["method"], r["x"]))
 
-    ``data``: :func:`coverage_by_size`. Uses matplotlib's Agg canvas directly (no display, no
-    global pyplot state) and strips the PNG ``Software`` metadata so that identical data gives
-    identical bytes. Returns ``path``.
-    """
+
+def _new_figure(nrows: int, ncols: int, width: float, height: float):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
 
-    path = Path(path)
+    fig = Figure(figsize=(width * ncols, height * nrows + 0.8), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    domains = list(dict.fromkeys(data["domain"]))
-    if not domains:
-        fig = Figure(figsize=(5, 2))
-        FigureCanvasAgg(fig)
-        fig.text(0.5, 0.5, "no plan results to plot yet", ha="center", va="center")
-    else:
-        methods = list(dict.fromkeys(data["method"]))
-        style = {
-            m: (_MARKERS[i % len(_MARKERS)], _LINESTYLES[(i // len(_MARKERS)) % len(_LINESTYLES)])
-            for i, m in enumerate(methods)
-        }
-        ncols = min(len(domains), 3)
-        nrows = math.ceil(len(domains) / ncols)
-        fig = Figure(figsize=(4.5 * ncols, 3.4 * nrows + 0.6), layout="constrained")
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(nrows, ncols, squeeze=False)
-        for i, domain in enumerate(domains):
-            ax = axes[i // ncols][i % ncols]
-            d = data[data["domain"] == domain]
-            for m in methods:
-                g = d[d["method"] == m]
-                if g.empty:
-                    continue
-                marker, ls = style[m]
-                ax.plot(g["x"], g["coverage"], marker=marker, linestyle=ls, label=m)
-            ax.set_title(domain)
-            ax.set_xlabel(f"instance {d['x_name'].iloc[0]}")
-            ax.set_ylabel("coverage (solved and validated)")
-            ax.set_ylim(-0.05, 1.05)
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.grid(True, alpha=0.3)
-        for j in range(len(domains), nrows * ncols):
-            axes[j // ncols][j % ncols].set_visible(False)
-        handles, labels = [], []
-        for ax in fig.axes:
-            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
-                if label not in labels:
-                    handles.append(h)
-                    labels.append(label)
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4))
     fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
     return path
 
 
-def plot_hit5_by_protocol(summary: pd.DataFrame | None, path: Path) -> bool:
-    """Grouped bars: Hit@5 (percent, mean over domains and seeds, std as error bar) per protocol,
-    one bar per method, from :func:`planarena.report.sections.pool.pool_summary`; a dashed line at
-    chance (5 of a pool of 128). Returns False (and writes nothing) without data."""
+def _band(ax, points: pd.DataFrame, colour: str, label: str) -> None:
+    """Shade min to max over the methods of ``points`` (columns method, x, coverage) at each x."""
+    if points.empty:
+        return
+    g = points.groupby("x")["coverage"]
+    xs = np.asarray(sorted(g.groups))
+    lo, hi = g.min().reindex(xs).to_numpy(), g.max().reindex(xs).to_numpy()
+    names = ", ".join(sorted(set(points["method"])))
+    ax.fill_between(xs, lo, hi, color=colour, alpha=0.25, step=None, label=f"{label}: {names}")
+    ax.plot(xs, hi, color=colour, lw=0.8, alpha=0.7)
+    ax.plot(xs, lo, color=colour, lw=0.8, alpha=0.7)
+
+
+def plot_coverage_by_size(rows: Sequence[Mapping], path: str | os.PathLike) -> Path:
+    """Write the coverage-vs-size PNG from :func:`coverage_plot_data`: a row of panels per panel
+    row, a column per domain; the row's models as lines, its own floor dashed, the group-less
+    floors and the classical planners as bands. Agg canvas, no global pyplot state, no PNG
+    ``Software`` metadata: identical data gives identical bytes. Returns ``path``."""
+    from matplotlib.ticker import MaxNLocator
+
+    path = Path(path)
+    data = pd.DataFrame(list(rows))
+    if data.empty:
+        fig = _new_figure(1, 1, 5, 1.6)
+        fig.text(0.5, 0.5, "no plan results to plot yet", ha="center", va="center")
+        return _save(fig, path)
+    row_names = list(dict.fromkeys(data["row"]))
+    domains = sorted(set(data["domain"]))
+    fig = _new_figure(len(row_names), len(domains), 3.6, 2.9)
+    axes = fig.subplots(len(row_names), len(domains), squeeze=False)
+    for i, row in enumerate(row_names):
+        models = sorted(set(data[(data["row"] == row) & (data["kind"] == "model")]["method"]))
+        style = {m: _MARKERS[j % len(_MARKERS)] for j, m in enumerate(models)}
+        for j, domain in enumerate(domains):
+            ax = axes[i][j]
+            d = data[(data["row"] == row) & (data["domain"] == domain)]
+            _band(ax, d[d["kind"] == "classical"], "tab:green", "classical planners")
+            _band(ax, d[d["kind"] == "floor"], "tab:gray", "floors")
+            for m in sorted(set(d[d["kind"] == ROW_FLOOR]["method"])):
+                g = d[d["method"] == m]
+                ax.plot(g["x"], g["coverage"], color="black", ls="--", lw=1.2, label=f"{m} (floor)")
+            for m in models:
+                g = d[d["method"] == m]
+                if not g.empty:
+                    ax.plot(g["x"], g["coverage"], marker=style[m], lw=1.4, ms=4, label=m)
+            if i == 0:
+                ax.set_title(domain)
+            if j == 0:
+                ax.set_ylabel(f"{row}\ncoverage", fontsize=8)
+            if not d.empty:
+                ax.set_xlabel(f"instance {d['x_name'].iloc[0]}", fontsize=8)
+            ax.set_ylim(-0.05, 1.05)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.grid(True, alpha=0.3)
+        handles, labels = [], []
+        for ax in axes[i]:
+            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                if label not in labels:
+                    handles.append(h)
+                    labels.append(label)
+        axes[i][-1].legend(handles, labels, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    return _save(fig, path)
+
+
+def hit5_plot_data(summary: pd.DataFrame | None, family: Mapping[str, str],
+                   traits: Mapping[str, ReportTraits] | None = None) -> list[dict]:
+    """The rows of ``hit5_by_protocol.json`` from the pool summary
+    (:func:`planarena.report.sections.pool.pool_summary`): protocol, method, row (the panel row:
+    family, and floor group when declared; floors in their family's rows), kind, hit5 and std
+    (percent). ``family``: method -> family. Empty without a summary."""
+    traits = traits or {}
     if summary is None or summary.empty:
+        return []
+    parsed = []
+    for r in summary.to_dict("records"):
+        if r.get("Hit@5") in (None, DASH):
+            continue
+        m = r["method"].split(" [")[0]
+        fam = family.get(m, "")
+        group = traits.get(m, PLAIN).floor_group
+        parsed.append((r, m, fam, group, method_kind(m, fam, traits)))
+    model_rows: dict[str, set[str]] = defaultdict(set)
+    for _, _, fam, group, kind in parsed:
+        if kind != "floor":
+            model_rows[fam].add(f"{fam} · {group}" if group else fam)
+    out = []
+    for r, m, fam, group, kind in parsed:
+        own = f"{fam} · {group}" if group else fam
+        if kind != "floor" or not model_rows.get(fam):
+            rows = [own]
+        else:  # a floor is drawn in the rows of its family's models it is the floor of
+            rows = [own] if own in model_rows[fam] else sorted(model_rows[fam])
+        mean, std = Metric.parse(r["Hit@5"])
+        for row in rows:
+            out.append({"protocol": r["protocol"], "method": r["method"], "row": row, "kind": kind,
+                        "hit5": mean, "std": 0.0 if math.isnan(std) else std})
+    order = {p: i for i, p in enumerate(dict.fromkeys(summary["protocol"]))}
+    return sorted(out, key=lambda x: (x["row"], x["kind"], x["method"], order[x["protocol"]]))
+
+
+def plot_hit5_by_protocol(rows: Sequence[Mapping], path: Path, chance: float = 100 * 5 / 128) -> bool:
+    """Write the Hit@5-by-protocol PNG from :func:`hit5_plot_data`: a panel per row (family and
+    encoding), grouped bars of its models per protocol (std as error bar), its floors as black
+    ticks across each protocol's group, chance (5 of a pool of 128) dashed. Returns False (and
+    writes nothing) without data."""
+    data = pd.DataFrame(list(rows))
+    if data.empty:
         return False
-    import matplotlib
+    protos = list(dict.fromkeys(data["protocol"]))
+    row_names = sorted(set(data["row"]))
+    fig = _new_figure(len(row_names), 1, max(7.0, 1.3 * len(protos) + 3), 2.6)
+    axes = fig.subplots(len(row_names), 1, squeeze=False)
+    from matplotlib import colormaps
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    protos = list(dict.fromkeys(summary["protocol"]))
-    methods = list(dict.fromkeys(summary["method"]))
-    width = 0.8 / max(1, len(methods))
-    fig, ax = plt.subplots(figsize=(min(15.0, 1.0 * len(protos) * max(1.5, len(methods) / 4) + 3), 4.5))
-    colours = plt.get_cmap("tab20" if len(methods) > 10 else "tab10")
-    for i, m in enumerate(methods):
-        means, errs = [], []
-        for p in protos:
-            cell = summary[(summary["protocol"] == p) & (summary["method"] == m)]["Hit@5"]
-            if cell.empty or cell.iloc[0] == DASH:
-                means.append(np.nan)
-                errs.append(0)
-            else:
-                mu, sd = Metric.parse(cell.iloc[0])
-                means.append(mu)
-                errs.append(sd)
-        ax.bar(np.arange(len(protos)) + i * width, means, width, yerr=errs, label=m, capsize=2,
-               color=colours(i % colours.N))  # fmt: skip
-    ax.axhline(100 * 5 / 128, color="gray", ls="--", lw=1, label="chance (5/128)")
-    ax.set_xticks(np.arange(len(protos)) + width * (len(methods) - 1) / 2, protos)
-    ax.set_ylabel("Hit@5 (%)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title("Hit@5 by protocol (pool of 128)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    colours = colormaps["tab10"]
+    for i, row in enumerate(row_names):
+        ax = axes[i][0]
+        d = data[data["row"] == row]
+        models = sorted(set(d[d["kind"] != "floor"]["method"]))
+        width = 0.8 / max(1, len(models))
+        for j, m in enumerate(models):
+            g = d[d["method"] == m].set_index("protocol")
+            means = [g["hit5"].get(p, np.nan) for p in protos]
+            errs = [g["std"].get(p, 0.0) for p in protos]
+            ax.bar(np.arange(len(protos)) - 0.4 + width * (j + 0.5), means, width, yerr=errs, capsize=2,
+                   label=m, color=colours(j % colours.N))
+        for k, m in enumerate(sorted(set(d[d["kind"] == "floor"]["method"]))):
+            g = d[d["method"] == m].set_index("protocol")
+            xs = [p_i for p_i, p in enumerate(protos) if p in g.index]
+            ax.hlines([g["hit5"][protos[x]] for x in xs], [x - 0.42 for x in xs], [x + 0.42 for x in xs],
+                      colors="black", linestyles=("--", ":", "-.")[k % 3], lw=1.3, label=f"{m} (floor)")
+        ax.axhline(chance, color="gray", ls="--", lw=1, label="chance (5/128)")
+        ax.set_xticks(np.arange(len(protos)), protos)
+        ax.set_ylabel(f"{row}\nHit@5 (%)", fontsize=8)
+        ax.set_ylim(0, 100)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _save(fig, Path(path))
     return True
+
+
+def held_out_plot_data(sums: pd.DataFrame, family: Mapping[str, str],
+                       traits: Mapping[str, ReportTraits] | None = None) -> list[dict]:
+    """The rows of ``coverage_held_out.json``: per plan method with held-out results its held-out
+    coverage (:func:`planarena.report.sections.coverage.coverage_sum`), family and kind."""
+    traits = traits or {}
+    return [{"method": r.method, "family": family.get(r.method, ""),
+             "kind": method_kind(r.method, family.get(r.method, ""), traits),
+             "coverage": round(float(r.mean), 4)} for r in sums.itertuples(index=False) if r.n > 0]
+
+
+def _encoding(x: str, y: str, x_title: str, y_title: str, y_max: float) -> dict:
+    return {"x": {"field": x, "type": "quantitative", "title": x_title},
+            "y": {"field": y, "type": "quantitative", "title": y_title, "scale": {"domain": [0, y_max]}}}
+
+
+#: Vega-Lite templates for ``dvc plots`` (``<DVC_METRIC_*>`` anchors; DVC adds ``rev``).
+TEMPLATES: dict[str, dict] = {
+    "coverage_by_size": {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": "<DVC_METRIC_DATA>"}, "title": "<DVC_METRIC_TITLE>",
+        "facet": {"row": {"field": "row", "type": "nominal", "title": None},
+                  "column": {"field": "domain", "type": "nominal", "title": None}},
+        "resolve": {"scale": {"x": "independent"}},
+        "spec": {"width": 200, "height": 140, "layer": [
+            {"transform": [{"filter": "datum.kind != 'model'"}],
+             "mark": {"type": "line", "color": "#999999", "strokeWidth": 1},
+             "encoding": {**_encoding("<DVC_METRIC_X>", "<DVC_METRIC_Y>", "instance size", "coverage", 1),
+                          "detail": {"field": "method", "type": "nominal"},
+                          "strokeDash": {"field": "kind", "type": "nominal", "title": "reference"},
+                          "tooltip": [{"field": "method"}, {"field": "rev"}, {"field": "<DVC_METRIC_Y>"}]}},
+            {"transform": [{"filter": "datum.kind == 'model'"}], "mark": {"type": "line", "point": True},
+             "encoding": {**_encoding("<DVC_METRIC_X>", "<DVC_METRIC_Y>", "instance size", "coverage", 1),
+                          "color": {"field": "method", "type": "nominal"},
+                          "opacity": {"field": "rev", "type": "nominal", "legend": None},
+                          "tooltip": [{"field": "method"}, {"field": "rev"}, {"field": "<DVC_METRIC_Y>"}]}},
+        ]},
+    },
+    "hit5_by_protocol": {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": "<DVC_METRIC_DATA>"}, "title": "<DVC_METRIC_TITLE>",
+        "facet": {"row": {"field": "row", "type": "nominal", "title": None}},
+        "spec": {"width": 520, "height": 140, "layer": [
+            {"transform": [{"filter": "datum.kind != 'floor'"}], "mark": "bar",
+             "encoding": {"x": {"field": "<DVC_METRIC_X>", "type": "nominal", "title": None, "sort": None},
+                          "xOffset": {"field": "method", "type": "nominal"},
+                          "y": {"field": "<DVC_METRIC_Y>", "type": "quantitative", "title": "Hit@5 (%)",
+                                "scale": {"domain": [0, 100]}},
+                          "color": {"field": "method", "type": "nominal"},
+                          "opacity": {"field": "rev", "type": "nominal", "legend": None},
+                          "tooltip": [{"field": "method"}, {"field": "rev"}, {"field": "<DVC_METRIC_Y>"}]}},
+            {"transform": [{"filter": "datum.kind == 'floor'"}],
+             "mark": {"type": "tick", "color": "black", "thickness": 2},
+             "encoding": {"x": {"field": "<DVC_METRIC_X>", "type": "nominal", "sort": None},
+                          "y": {"field": "<DVC_METRIC_Y>", "type": "quantitative"},
+                          "shape": {"field": "method", "type": "nominal", "title": "floor"},
+                          "tooltip": [{"field": "method"}, {"field": "rev"}, {"field": "<DVC_METRIC_Y>"}]}},
+        ]},
+    },
+}
+
+
+def write_plots(
+    by_size: pd.DataFrame,
+    pool_summary: pd.DataFrame | None,
+    sums: pd.DataFrame,
+    family: Mapping[str, str],
+    traits: Mapping[str, ReportTraits] | None,
+    plot_dir: Path,
+) -> list[Plot]:
+    """Write every plot's PNG, data file and template under ``plot_dir``; returns the
+    :class:`planarena.report.pages.Plot` entries the pages link (paths relative to ``reports/``).
+    The coverage PNG is always written (a placeholder without plan results)."""
+    from planarena.report.pages import Plot
+
+    traits = traits or {}
+    plot_dir = Path(plot_dir)
+    plot_dir.mkdir(parents=True, exist_ok=True)
+    for name, template in TEMPLATES.items():
+        atomic_write_json(plot_dir / f"{name}.vl.json", template)
+    cov_rows = coverage_plot_data(by_size, traits)
+    atomic_write_json(plot_dir / "coverage_by_size.json", cov_rows)
+    plot_coverage_by_size(cov_rows, plot_dir / COVERAGE_PLOT)
+    plots = [Plot("coverage vs instance size", f"{PLOTS_DIR}/{COVERAGE_PLOT}", "coverage.md")]
+    atomic_write_json(plot_dir / f"{HELD_OUT_PLOT}.json", held_out_plot_data(sums, family, traits))
+    hit_rows = hit5_plot_data(pool_summary, family, traits)
+    atomic_write_json(plot_dir / "hit5_by_protocol.json", hit_rows)
+    stale = plot_dir / HITK_PLOT
+    if plot_hit5_by_protocol(hit_rows, stale):
+        plots.append(Plot("Hit@5 by protocol (candidate pool)", f"{PLOTS_DIR}/{HITK_PLOT}", "pool.md"))
+    elif stale.exists():
+        stale.unlink()
+    return plots

@@ -80,3 +80,17 @@ def section_notes(
                 if sec == section and text not in notes:
                     notes.append(text)
     return notes
+
+
+def row_order(methods: Iterable[str], family: Mapping[str, str], traits: Mapping[str, ReportTraits]) -> list[str]:
+    """``methods`` in the order of the headline tables: by family (``family``: method -> the
+    records' ``family``), then floor group, floors before the models read against them, then name."""
+    def key(m: str) -> tuple:
+        t = traits.get(m, PLAIN)
+        return (family.get(m, ""), t.floor_group, t.role != "floor", m)
+    return sorted(dict.fromkeys(methods), key=key)
+
+
+def method_label(traits: Mapping[str, ReportTraits], method: str) -> str:
+    """The method's row label in the headline tables: its name, marked *(floor)* when it is one."""
+    return f"{method} *(floor)*" if role(traits, method) == "floor" else method

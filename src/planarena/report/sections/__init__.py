@@ -1,13 +1,17 @@
-"""The sections of ``reports/leaderboard.md``, one module each, in the order DESIGN.md
-("Leaderboards") fixes:
+"""The sections of the report pages, one module each (the page each goes on:
+:data:`planarena.report.pages.DETAIL_PAGES`; the front page ``leaderboard.md`` takes the headline
+tables of ``coverage`` and ``ranking``, the problems box of ``problems`` and the method lines of
+``info``):
 
 ==================  ===================================================================
-``problems``        errors, diverged runs, rejected plans, planning stage, data issues
-``info``            provenance, method settings, methods with results
-``coverage``        domain x split x method, mean ± std, best in bold, Sum row
+``problems``        errors, diverged runs, rejected plans, unknown problems, planning
+                    stage, empty splits, data consistency; the front page's box
+``info``            provenance, method settings, methods with results; method lines
+``coverage``        held-out headline (method x split), per-domain pivots, ceiling
 ``quality``         plan quality QS / QS_S (symmetry-aware-transformers paper, Appendix E)
-``hitk``            successor-set Hit@k (and the task-metric table shared with schema)
-``pool``            the candidate-pool Hit@k subsection (with ``pool_reading``)
+``ranking``         the front page's successor-ranking tables (method x protocol Hit@k)
+``hitk``            successor-set Hit@k pivots (and the task-metric table shared with schema)
+``pool``            the candidate-pool page (with ``pool_reading``)
 ``schema``          schema learning
 ``cost``            time per problem, wall time, model size, training and decoding time
 ``detail``          per-domain solved / attempted / timeouts
@@ -15,5 +19,5 @@
 ==================  ===================================================================
 
 Each module computes its tables from the records (pure functions the tests call directly) and
-renders its markdown lines with ``render(...)``; :mod:`planarena.report.leaderboard` calls them.
+renders its markdown lines with ``render(...)``; :mod:`planarena.report.pages` lays them out.
 """

@@ -20,9 +20,11 @@ import pandas as pd
 from planarena.config import is_held_out
 from planarena.core.problemset import ProblemEntry
 from planarena.core.records import ResultRecord
+from planarena.methods.base import ReportTraits
 from planarena.report.markdown import DASH, NO_INSTANCES, md_table
 from planarena.report.metrics import COVERAGE, instance_weighted
-from planarena.report.records import instance_index, method_order, plan_records_of
+from planarena.report.records import instance_index, method_order, plan_records_of, split_sort_key
+from planarena.report.traits import method_label, row_order
 
 COVERAGE_COLUMNS = (
     "domain",
@@ -133,37 +135,87 @@ def unevaluated_splits(cov: pd.DataFrame) -> list[tuple[str, str]]:
     return out
 
 
-def coverage_markdown(cov: pd.DataFrame, sums: pd.DataFrame) -> str:
-    """The coverage table: rows domain x split, one column per method, a Sum row, best in bold.
-
-    Rows of splits that no method ran on are left out (see :func:`unevaluated_splits`); rows of
-    empty splits stay, with "no instances".
-    """
-    methods = list(dict.fromkeys(cov["method"]))
+def held_out_cells(cov: pd.DataFrame, sums: pd.DataFrame) -> pd.DataFrame:
+    """The headline numbers: per method and held-out split, all domains together, by the metric's
+    declared summary (:func:`planarena.report.metrics.instance_weighted` over the method's cells
+    with status ``ok``), and the ``held-out`` Sum of :func:`coverage_sum`. Columns: method, split,
+    n (instances summed), mean, std, runs (seeds); methods and splits without cells are absent."""
     rows = []
-    for (domain, split), g in cov.groupby(["domain", "split"], sort=False):
-        if (g["status"] == "no records").all():
-            continue  # listed below the table by unevaluated_splits()
-        by_method = {r.method: r for r in g.itertuples(index=False)}
-        best = COVERAGE.best({m: r.mean for m, r in by_method.items() if r.status == "ok"})
-        row = {"Domain": domain, "Split": split}
-        for m in methods:
-            r = by_method[m]
-            if r.status == "no instances":
-                row[m] = NO_INSTANCES
-            elif r.status == "no records":
-                row[m] = DASH
-            else:
-                row[m] = COVERAGE.format(r.mean, r.std, r.n, m in best, runs=len(r.seeds))
-        rows.append(row)
-    by_method = {r.method: r for r in sums.itertuples(index=False)}
-    best = COVERAGE.best({m: r.mean for m, r in by_method.items() if r.n > 0})
-    row = {"Domain": "**Sum**", "Split": "held-out"}
+    ok = cov[(cov["status"] == "ok") & cov["split"].map(is_held_out).astype(bool)]
+    for (method, split), cells in ok.groupby(["method", "split"], sort=False):
+        n, mean, std = instance_weighted(cells)
+        if n:
+            rows.append(dict(method=method, split=split, n=n, mean=mean, std=std,
+                             runs=len(set().union(*cells["seeds"]))))
+    for r in sums.itertuples(index=False):
+        if r.n > 0:
+            rows.append(dict(method=r.method, split=HELD_OUT, n=r.n, mean=r.mean, std=r.std, runs=r.runs))
+    return pd.DataFrame(rows, columns=["method", "split", "n", "mean", "std", "runs"])
+
+
+#: The Sum column of the headline table (every held-out split the method ran on).
+HELD_OUT = "held-out"
+
+
+def split_instances(cov: pd.DataFrame) -> dict[str, int]:
+    """Instances per split, all domains together (from the coverage table's ``n``), over the
+    (domain, split) cells some method has records in."""
+    per_cell = cov[cov["status"] == "ok"].drop_duplicates(["domain", "split"])
+    return {s: int(g["n"].sum()) for s, g in per_cell.groupby("split", sort=False)}
+
+
+def headline_table(
+    cov: pd.DataFrame, sums: pd.DataFrame, traits: Mapping[str, ReportTraits] | None = None
+) -> pd.DataFrame:
+    """The front page's coverage table: a row per plan method (family, floor group, floors first:
+    :func:`planarena.report.traits.row_order`; floors marked), a column per held-out split and the
+    held-out Sum (header: instances over all domains), mean ± std over seeds, best per column in
+    bold. A cell over fewer instances than its column (the method skipped a domain) says n."""
+    traits = traits or {}
+    cells = held_out_cells(cov, sums)
+    n_split = split_instances(cov)
+    splits = sorted({s for s in cov["split"] if is_held_out(s) and n_split.get(s)}, key=split_sort_key)
+    n_split[HELD_OUT] = sum(n_split[s] for s in splits)
+    family = dict(zip(cov["method"], cov["family"], strict=True))
+    methods = row_order(dict.fromkeys(cells["method"]), family, traits)
+    titles = {s: f"{s} (n={n_split[s]})" for s in [*splits, HELD_OUT]}
+    rows = []
+    by = {(r.method, r.split): r for r in cells.itertuples(index=False)}
+    best = {s: COVERAGE.best({m: by[(m, s)].mean for m in methods if (m, s) in by}) for s in titles}
     for m in methods:
-        r = by_method[m]
-        row[m] = DASH if r.n == 0 else COVERAGE.format(r.mean, r.std, r.n, m in best, runs=r.runs)
-    rows.append(row)
-    return md_table(pd.DataFrame(rows, columns=["Domain", "Split", *methods]))
+        row = {"method": method_label(traits, m)}
+        for s, title in titles.items():
+            r = by.get((m, s))
+            row[title] = DASH if r is None else COVERAGE.format(
+                r.mean, r.std, r.n if r.n != n_split[s] else None, m in best[s], runs=r.runs)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["method", *titles.values()])
+
+
+def domain_table(cov: pd.DataFrame, domain: str, traits: Mapping[str, ReportTraits] | None = None) -> pd.DataFrame:
+    """One domain's coverage, pivoted: a row per plan method (headline order), a column per split
+    any method ran on (train included: shown, never summed), cells as the metric formats them
+    with n; best per column in bold; "no instances" for an empty split, "–" without records."""
+    traits = traits or {}
+    d = cov[cov["domain"] == domain]
+    splits = [s for s, g in d.groupby("split", sort=False) if not (g["status"] == "no records").all()]
+    family = dict(zip(d["method"], d["family"], strict=True))
+    methods = row_order(dict.fromkeys(d["method"]), family, traits)
+    by = {(r.method, r.split): r for r in d.itertuples(index=False)}
+    best = {s: COVERAGE.best({m: by[(m, s)].mean for m in methods if by[(m, s)].status == "ok"}) for s in splits}
+    rows = []
+    for m in methods:
+        row = {"method": method_label(traits, m)}
+        for s in splits:
+            r = by[(m, s)]
+            if r.status == "no instances":
+                row[s] = NO_INSTANCES
+            elif r.status == "no records":
+                row[s] = DASH
+            else:
+                row[s] = COVERAGE.format(r.mean, r.std, r.n, m in best[s], runs=len(r.seeds))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["method", *splits])
 
 
 def measured_cell(cov: pd.DataFrame, domain: str, split: str, method: str) -> str:
@@ -216,28 +268,38 @@ def horizon_ceiling(
     return out
 
 
-def render(cov: pd.DataFrame, sums: pd.DataFrame, ceiling: Sequence[str] = ()) -> list[str]:
-    """Markdown lines of the section from :func:`coverage_table` and :func:`coverage_sum`, and the
-    :func:`horizon_ceiling` sentences."""
+DESCRIPTION = (
+    "Fraction of instances solved **and** accepted by the independent validator: mean ± "
+    "population std (ddof=0) over seeds, n = instances; instances without a record count as "
+    "unsolved. Best per column in bold (ties all bold; nothing bold when the best is 0). "
+    f'"{DASH}": the method has no records there; "1 run": one seed, no spread. Every seed a '
+    "method ran with counts in every cell it ran on (a seed without records there solved "
+    "nothing). Held-out: solved instances averaged over seeds / instances, over the **held-out** "
+    "splits the method ran on (train columns are shown per domain, never summed)."
+)
+
+
+def render(
+    cov: pd.DataFrame, sums: pd.DataFrame, ceiling: Sequence[str] = (),
+    traits: Mapping[str, ReportTraits] | None = None,
+) -> list[str]:
+    """Markdown lines of the detail page's section from :func:`coverage_table` and
+    :func:`coverage_sum`: the held-out table of all domains (:func:`headline_table`), the
+    :func:`horizon_ceiling` sentences, then one pivoted table per domain (:func:`domain_table`)."""
     out = ["## Coverage", ""]
     if cov.empty:
         out.append("No `plan` results yet: `data/results/` holds no records of methods that plan.")
         return out
-    out.append(
-        "Fraction of instances solved **and** accepted by the independent validator: mean ± "
-        "population std (ddof=0) over seeds, n = instances in the split; instances without a "
-        "record count as unsolved. Best per row in bold (ties all bold; nothing bold when the "
-        "best is 0). "
-        f'"{DASH}": the method has no records there; "1 run": one seed, no spread. Every seed a '
-        "method ran with counts in every cell it ran on (a seed without records there solved "
-        "nothing). Sum: solved instances averaged over seeds / instances, over the **held-out** "
-        "splits the method ran on (train rows are shown, never summed)."
-    )
-    out += ["", coverage_markdown(cov, sums)]
+    out += [DESCRIPTION, "", "### Held-out splits, all domains", "", md_table(headline_table(cov, sums, traits))]
     for sentence in ceiling:
         out += ["", sentence]
     skipped = unevaluated_splits(cov)
+    for domain in dict.fromkeys(cov["domain"]):
+        d = cov[cov["domain"] == domain]
+        if (d["status"] == "no records").all():
+            continue
+        out += ["", f"### {domain}", "", md_table(domain_table(cov, domain, traits))]
     if skipped:
         names = ", ".join(f"`{d}/{s}`" for d, s in skipped)
-        out += ["", f"Not evaluated by any plan method (rows left out): {names}."]
+        out += ["", f"Not evaluated by any plan method (columns left out): {names}."]
     return out

@@ -1,4 +1,4 @@
-"""Section "Per-domain detail": per domain, split x (planning stage, plan methods) with
+"""Section "Per-domain detail": per domain, (planning stage, plan methods) x split with
 ``solved/attempted, TO timeouts`` counts over all seeds."""
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ def detail_tables(
     plan_records: Iterable[Mapping],
     index: Mapping[tuple[str, str], frozenset[str]],
 ) -> dict[str, pd.DataFrame]:
-    """Per domain, a table split x (plan stage, plan methods): ``solved/attempted, TO timeouts``.
+    """Per domain, a table (instances, plan stage, plan methods) x split: ``solved/attempted, TO
+    timeouts``; a row per method (family order), a column per split.
 
     ``attempted`` counts attempts (records, over all seeds); ``solved`` those solved and
-    validated; ``TO`` those that timed out. "–": no records; "no instances": empty split.
-    Columns: Split, instances, plan stage, one per plan method (family order).
+    validated; ``TO`` those that timed out. "–": no records; "no instances": empty split. The
+    first row counts the split's instances, the second is the reference planning stage.
     """
     latest = plan_records_of(records)
     methods = method_order(latest)
@@ -44,22 +45,20 @@ def detail_tables(
         c["timeout"] += int(p.get("outcome") == "timeout")
     out: dict[str, pd.DataFrame] = {}
     for domain in sorted({d for d, _ in index}):
-        rows = []
-        for (d, split), problems in index.items():
-            if d != domain:
-                continue
-            row = {"Split": split, "instances": str(len(problems))}
-            for col, c in [("plan stage", stage.get((d, split)))] + [
-                (m, counts.get((m, d, split))) for m in methods
-            ]:
+        splits = [(s, probs) for (d, s), probs in index.items() if d == domain]
+        rows = [{"source": "instances", **{s: str(len(probs)) for s, probs in splits}}]
+        for col, source in [("plan stage", stage)] + [(m, None) for m in methods]:
+            row = {"source": col}
+            for split, problems in splits:
+                c = stage.get((domain, split)) if source is not None else counts.get((col, domain, split))
                 if not problems:
-                    row[col] = NO_INSTANCES
+                    row[split] = NO_INSTANCES
                 elif not c:
-                    row[col] = DASH
+                    row[split] = DASH
                 else:
-                    row[col] = _detail_cell(c["solved"], c["attempted"], c["timeout"])
+                    row[split] = _detail_cell(c["solved"], c["attempted"], c["timeout"])
             rows.append(row)
-        out[domain] = pd.DataFrame(rows, columns=["Split", "instances", "plan stage", *methods])
+        out[domain] = pd.DataFrame(rows, columns=["source", *(s for s, _ in splits)])
     return out
 
 

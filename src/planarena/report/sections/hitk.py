@@ -36,9 +36,10 @@ DESCRIPTION = (
     "(records without values, e.g. errors listed under Problems, are not counted). "
     f"Floor: the {CHANCE_ROW_TEXT} row of each cell is the Hit@k of a ranker that orders the "
     "successors uniformly at random (mean over steps of min(k, c) / c for c successors); "
-    "`successors`: mean successors per step; a value marked (trivial) is 1 for any ranker "
-    "(every step has at most k successors) and ranks nothing. `reference plan`: the trajectories' "
-    "plans: `astar_lmcut` (optimal) or `lama_first` (not optimal; where A*+LM-cut failed), kept apart."
+    "*successors per step*: mean successors per step; a value marked (trivial) is 1 for any ranker "
+    "(every step has at most k successors) and ranks nothing. Columns name the trajectories' "
+    "reference plans where a split has both kinds: `astar_lmcut` (optimal) or `lama_first` (not "
+    "optimal; where A*+LM-cut failed), kept apart. A table per domain and k; a row per method."
 )
 
 #: Said when a task's table has no description of its own.
@@ -240,16 +241,55 @@ def render_task(
     return out
 
 
-def render(table: pd.DataFrame | None, pool_lines: Sequence[str] = ()) -> list[str]:
-    """Markdown lines of the section: the successor-set table, then the candidate-pool
-    subsection's lines (:func:`planarena.report.sections.pool.render`) when there are any."""
-    out = render_task(
-        "Hit@k",
-        table,
-        "rank_successors",
-        "records whose `extra` has `task: rank_successors` or `hit@k`/`acc@k` values",
-        DESCRIPTION,
-    )
-    if pool_lines:
-        out += ["", *pool_lines]
+def successor_set_pivots(table: pd.DataFrame | None) -> list[tuple[str, str, pd.DataFrame]]:
+    """:func:`successor_set_table` pivoted: per (domain, Hit@k) a table with a row per method (the
+    *uniform random ranker* first, then ``inputs``), a column per split and reference plan
+    (``split`` alone when the split has one kind of reference plan), and two closing rows with
+    each column's mean successors per step and trajectory count. Returns (domain, k key, table)
+    triples in the table's order (protocols other than ``successor_set`` keep their name in the
+    domain title)."""
+    if table is None or table.empty:
+        return []
+    hit_keys = [c for c in table.columns if RANK_KEY.match(str(c))]
+    out = []
+    t = table.copy()
+    t["where"] = [d if p == "successor_set" else f"{d} ({p})" for p, d in zip(t["protocol"], t["domain"], strict=True)]
+    for where in dict.fromkeys(t["where"]):
+        d = t[t["where"] == where]
+        cols: dict[tuple[str, str], str] = {}
+        for split in dict.fromkeys(d["split"]):
+            refs = list(dict.fromkeys(d[d["split"] == split]["reference plan"]))
+            for ref in refs:
+                cols[(split, ref)] = split if len(refs) == 1 else f"{split} ({ref})"
+        methods = list(dict.fromkeys(m for m in d["method"] if m != CHANCE_ROW))
+        by = {(r["method"], r["split"], r["reference plan"]): r for r in d.to_dict("records")}
+        for key in hit_keys:
+            rows = []
+            for m in [CHANCE_ROW, *methods]:
+                cells = [by.get((m, s, ref)) for s, ref in cols]
+                inputs = "; ".join(dict.fromkeys(c["inputs"] for c in cells if c)) or DASH
+                rows.append({"method": m, "inputs": inputs,
+                             **{title: (by[(m, *c)][key] if (m, *c) in by else DASH) for c, title in cols.items()}})
+            for label, field in (("*successors per step*", "successors"), ("*trajectories*", "trajectories")):
+                rows.append({"method": label, "inputs": DASH, **{
+                    title: next((r[field] for r in d.to_dict("records")
+                                 if (r["split"], r["reference plan"]) == c), DASH) for c, title in cols.items()}})
+            # floor rows without any value (records without the floor fields) are left out
+            rows = [r for r in rows if r["method"] in methods
+                    or any(r[title] != DASH for title in cols.values())]
+            out.append((where, key, pd.DataFrame(rows, columns=["method", "inputs", *cols.values()])))
+    return out
+
+
+def render(table: pd.DataFrame | None) -> list[str]:
+    """Markdown lines of the detail page's section: the successor-set tables pivoted per domain
+    and Hit@k (:func:`successor_set_pivots`)."""
+    out = ["## Hit@k", ""]
+    if table is None:
+        out.append("No `rank_successors` method has results yet (records whose `extra` has "
+                   "`task: rank_successors` or `hit@k`/`acc@k` values).")
+        return out
+    out.append(DESCRIPTION)
+    for where, key, pivot in successor_set_pivots(table):
+        out += ["", f"### {where}: {key}", "", md_table(pivot)]
     return out

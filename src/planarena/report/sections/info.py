@@ -18,7 +18,8 @@ from planarena.core.records import ResultRecord
 from planarena.methods.base import ReportTraits
 from planarena.report.markdown import md_table
 from planarena.report.records import latest_records, method_order, record_task
-from planarena.report.traits import info_rows
+from planarena.report.metrics import PARAMETERS, TIME, TREE_NODES, WALL_TIME, geometric_mean
+from planarena.report.traits import info_rows, method_label, row_order
 
 #: Distributions whose versions the Info section lists (planarena's key dependencies).
 KEY_PACKAGES: tuple[str, ...] = (
@@ -185,3 +186,42 @@ def render_info(info: Mapping, methods: pd.DataFrame) -> str:
 def render(info: Mapping, methods: pd.DataFrame) -> list[str]:
     """Markdown lines of the section."""
     return ["## Info", "", render_info(info, methods)]
+
+
+def method_lines(records: Iterable[ResultRecord], traits: Mapping[str, ReportTraits] | None = None) -> list[str]:
+    """The front page's one line per method (headline order,
+    :func:`planarena.report.traits.row_order`): family, tasks (with the ``inputs`` its ranking
+    records declare), seeds, and cost from the records: evaluation wall time per seed (the sum of
+    ``wall_time`` over its records, divided by its seeds), the time per problem of the ``plan``
+    task (geometric mean over its own solved-and-validated problems, per problem the mean over
+    seeds) and its largest model (``extra.parameters`` / ``extra.tree_nodes``)."""
+    traits = traits or {}
+    latest = latest_records(records)
+    by_method: dict[str, list[ResultRecord]] = {}
+    for r in latest:
+        by_method.setdefault(r.method, []).append(r)
+    family = {m: recs[0].family for m, recs in by_method.items()}
+    lines = []
+    for m in row_order(by_method, family, traits):
+        recs = by_method[m]
+        tasks = sorted({record_task(r) for r in recs})
+        inputs = sorted({str((r.extra or {}).get("inputs")) for r in recs if (r.extra or {}).get("inputs")})
+        task_text = ", ".join(tasks) + (f" (inputs: {'; '.join(inputs)})" if inputs else "")
+        seeds = sorted({r.seed for r in recs})
+        parts = [f"`{family[m]}`", task_text, f"seeds {', '.join(map(str, seeds))}"]
+        wall = sum(r.wall_time for r in recs) / len(seeds)
+        parts.append(f"evaluation {WALL_TIME.format_value(wall)} s per seed over {len(recs)} records")
+        solved: dict[tuple, list[float]] = {}
+        for r in recs:
+            if record_task(r) == "plan" and r.counts_as_solved:
+                solved.setdefault((r.domain, r.split, r.problem), []).append(r.wall_time)
+        if solved:
+            t = geometric_mean([sum(v) / len(v) for _, v in sorted(solved.items())])
+            parts.append(f"{TIME.format_value(t)} s per solved problem (geo-mean)")
+        for metric in (PARAMETERS, TREE_NODES):
+            values = [float(v) for r in recs for v in [(r.extra or {}).get(metric.name)]
+                      if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if values:
+                parts.append(f"largest model {metric.format_value(max(values))} {metric.title}")
+        lines.append(f"- {method_label(traits, m)}: " + "; ".join(parts))
+    return lines

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -38,7 +38,7 @@ from planarena.report.metrics import metric, seed_means
 from planarena.report.published.loader import PAPERS, PublishedPaper
 from planarena.report.records import is_pool_record
 from planarena.report.sections.pool_reading import reading_notes
-from planarena.report.traits import floor_of, role, section_notes, variant
+from planarena.report.traits import floor_of, role, row_order, section_notes, variant
 
 #: Columns of the protocol x domain table, in order (declared metrics, shown in percent).
 POOL_METRICS = ("hit@1", "hit@5", "hit@10", "acc@1", "acc@5", "acc@10", "plan_mean_hit@5",
@@ -255,9 +255,53 @@ def dataset_counts(acp_dir: Path) -> pd.DataFrame | None:
     return pd.DataFrame(rows) if rows else None
 
 
+def training_overlap(records: Iterable[ResultRecord]) -> pd.DataFrame | None:
+    """Per domain (rows) and protocol (columns), the test transitions whose exact (s, a, s') triple
+    occurs in the training transitions and were left out of Hit@k / Acc@k: ``seen of test (pct)``
+    from the records' ``extra.seen_in_training`` and ``extra.test_transitions`` (the cell's test
+    transitions before filtering). Records of a cell normally agree; where they do not, the
+    range is shown. None when no pool record reports the two counts."""
+    pairs: dict[tuple[str, str], set[tuple[int, int]]] = defaultdict(set)
+    for r in _usable(records):
+        extra = r.extra or {}
+        seen, total = extra.get("seen_in_training"), extra.get("test_transitions")
+        if isinstance(seen, int) and isinstance(total, int) and not isinstance(seen, bool):
+            pairs[(extra["protocol"], r.domain)].add((seen, total))
+    if not pairs:
+        return None
+    protos = sorted({p for p, _ in pairs}, key=_proto_key)
+    rows = []
+    for domain in sorted({d for _, d in pairs}):
+        row = {"domain": domain}
+        for p in protos:
+            vals = pairs.get((p, domain))
+            if not vals:
+                row[PROTOCOL_LABELS.get(p, p)] = DASH
+                continue
+            seen = sorted({v for v, _ in vals})
+            total = sorted({t for _, t in vals})
+            span = lambda xs: f"{xs[0]:,}" if len(xs) == 1 else f"{xs[0]:,}–{xs[-1]:,}"
+            pct = f" ({100 * seen[0] / total[0]:.1f} %)" if len(vals) == 1 and total[0] else ""
+            row[PROTOCOL_LABELS.get(p, p)] = f"{span(seen)} of {span(total)}{pct}"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["domain", *(PROTOCOL_LABELS.get(p, p) for p in protos)])
+
+
+def summary_pivot(summary: pd.DataFrame, column: str, methods: Sequence[str] = ()) -> pd.DataFrame:
+    """One column of :func:`pool_summary` pivoted: a row per method (``methods`` first, in that
+    order, then the others as the summary lists them), a column per protocol; "–" where the
+    method does not run the protocol."""
+    protos = list(dict.fromkeys(summary["protocol"]))
+    order = [m for m in methods if m in set(summary["method"])]
+    order += [m for m in dict.fromkeys(summary["method"]) if m not in order]
+    cells = {(r["method"], r["protocol"]): r.get(column, DASH) for r in summary.to_dict("records")}
+    rows = [{"method": m, **{p: cells.get((m, p), DASH) for p in protos}} for m in order]
+    return pd.DataFrame(rows, columns=["method", *protos]).fillna(DASH)
+
+
 @dataclass
 class Pool:
-    """Everything the subsection shows (see :func:`analyse`)."""
+    """Everything the candidate-pool page shows (see :func:`analyse`)."""
 
     table: pd.DataFrame
     summary: pd.DataFrame
@@ -266,6 +310,8 @@ class Pool:
     reading: list[str]
     matrices: list[tuple[str, pd.DataFrame]]
     counts: pd.DataFrame | None
+    methods: list[str] = field(default_factory=list)
+    overlap: pd.DataFrame | None = None
 
 
 def analyse(
@@ -274,7 +320,7 @@ def analyse(
     acp_dir: Path | None = None,
     papers: Sequence[PublishedPaper] | None = None,
 ) -> Pool | None:
-    """Every table of the subsection from the latest records; None without pool records.
+    """Every table of the page from the latest records; None without pool records.
 
     ``traits``: by method (roles, variants and the families' notes for this subsection);
     ``acp_dir``: ``data/acp`` for the dataset counts (None: no counts); ``papers``: the published
@@ -294,6 +340,7 @@ def analyse(
         m = cross_domain_matrix(records, method)
         if m is not None:
             matrices.append((method, m))
+    family = {m: f for f, ms in families.items() for m in ms}
     return Pool(
         table=table,
         summary=pool_summary(records, traits, papers),
@@ -302,26 +349,55 @@ def analyse(
         reading=[n for p in papers for n in reading_notes(records, traits, p)],
         matrices=matrices,
         counts=dataset_counts(acp_dir) if acp_dir is not None else None,
+        methods=row_order(family, family, traits),
+        overlap=training_overlap(records),
     )
 
 
+#: The measured columns of :func:`pool_summary` the page pivots (the published ones are on the
+#: published page, :func:`published_summary`).
+SUMMARY_PIVOTS = (("Hit@5", "Hit@5 (%)"), ("Plan mean Hit@5", "Plan mean Hit@5 (%)"),
+                  ("lift over floor (Hit@5)", "Lift over the floor of the method's encoding, Hit@5 (points)"))  # fmt: skip
+
+
+def published_summary(pool: Pool | None) -> pd.DataFrame | None:
+    """The rows of :func:`pool_summary` that have a published value, with the measured Hit@5 beside
+    the papers' reference columns (protocol, method, Hit@5, plan mean Hit@5, published ...);
+    None without pool records or published columns."""
+    if pool is None or pool.summary is None:
+        return None
+    published = [c for c in pool.summary.columns if str(c).startswith("published")]
+    if not published:
+        return None
+    keep = (pool.summary[published] != DASH).any(axis=1)
+    cols = ["protocol", "method", "Hit@5", "Plan mean Hit@5", *published]
+    return pool.summary.loc[keep, [c for c in cols if c in pool.summary.columns]].rename(
+        columns={"Hit@5": "measured Hit@5", "Plan mean Hit@5": "measured plan mean Hit@5"})
+
+
 def render(pool: Pool | None) -> list[str]:
-    """Markdown lines of the subsection (empty without pool records)."""
+    """Markdown lines of the candidate-pool page's section (empty without pool records)."""
     if pool is None:
         return []
     inputs = " ".join(["The `inputs` column says what each method sees.", *pool.inputs_notes])
-    out = ["### Candidate-pool Hit@k (EmbedPlan protocols)", "", INTRO, "", inputs, ""]
-    out += ["#### By protocol (mean over domains)", ""]
-    if pool.summary_notes:
-        out += [" ".join(pool.summary_notes), ""]
-    out += [md_table_numeric(pool.summary), ""]
-    if pool.reading:
-        out += ["Reading against the paper (numbers from this run):", "", *pool.reading, ""]
-    out += ["#### By protocol and domain", "", md_table_numeric(pool.table), ""]
+    out = ["## Candidate-pool Hit@k (EmbedPlan protocols)", "", INTRO, "", inputs, ""]
+    out += ["### By protocol (mean over domains)", "",
+            "Per seed the mean over domains, then mean ± population std over seeds; a row per method, "
+            "a column per protocol. The published values of the papers are on the published page.", ""]
+    for column, title in SUMMARY_PIVOTS:
+        if column in pool.summary.columns:
+            out += [f"{title}:", "", md_table_numeric(summary_pivot(pool.summary, column, pool.methods)), ""]
+    if pool.overlap is not None:
+        out += ["### Test transitions seen in training (excluded)", "",
+                "Test transitions of each cell whose exact (s, a, s') triple occurs in the training "
+                "transitions: left out of Hit@k and Acc@k (`queries/seed` counts the scored ones). "
+                "`seen of test (share)`, from the records.", "",
+                md_table_numeric(pool.overlap), ""]
+    out += ["### By protocol and domain", "", md_table_numeric(pool.table), ""]
     for method, m in pool.matrices:
-        out += [f"#### Cross-Domain matrix, Hit@5 (%): `{method}`", "", md_table_numeric(m), ""]
+        out += [f"### Cross-Domain matrix, Hit@5 (%): `{method}`", "", md_table_numeric(m), ""]
     if pool.counts is not None:
-        out += ["#### Transition datasets (the paper's Table 7 columns)", "",
+        out += ["### Transition datasets (the paper's Table 7 columns)", "",
                 "States: all states of the expanded state spaces; transitions: unique (s, a, s') "
                 "on the stored optimal plans; skipped: problems over `acp.max_states` or without "
                 "a reachable goal (reasons in `data/acp/<domain>/summary.json`).", "",

@@ -8,14 +8,14 @@ incomplete seeds, superseded lines, mixed configurations).
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from planarena.core.records import ResultRecord
 from planarena.report.markdown import examples, md_table, md_text
-from planarena.report.records import latest_records, record_task, split_sort_key
+from planarena.report.records import is_pool_record, latest_records, record_task, split_sort_key
 
 PLAN_STAGE_COLUMNS = (
     "Domain",
@@ -184,18 +184,22 @@ def plan_stage_failures(plan_records: Iterable[Mapping]) -> pd.DataFrame:
     )
 
 
-def consistency_notes(
+def unknown_problem_notes(
     records: Sequence[ResultRecord],
     plan_records: Sequence[Mapping],
     index: Mapping[tuple[str, str], frozenset[str]],
 ) -> list[str]:
-    """Data issues that would silently skew numbers: stale records, incomplete seeds, reruns,
-    records of one method from several configurations (one markdown sentence each)."""
+    """Records of problems the manifest does not have (stale results of another problem set), one
+    markdown sentence per (method, domain, split) and one for the planning stage.
+
+    Candidate-pool records (:func:`planarena.report.records.is_pool_record`) are not about
+    manifest problems (their ``split`` is the protocol's, e.g. ``same domain``, and their
+    ``problem`` the encoder), so they are never listed here.
+    """
     notes: list[str] = []
-    latest = latest_records(records)
     stale: dict[tuple, list[str]] = defaultdict(list)
-    for r in latest:
-        if r.problem not in index.get((r.domain, r.split), ()):
+    for r in latest_records(records):
+        if not is_pool_record(r) and r.problem not in index.get((r.domain, r.split), ()):
             stale[(r.method, r.domain, r.split)].append(f"{r.problem} (seed {r.seed})")
     for (m, d, s), ex in sorted(
         stale.items(), key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]))
@@ -214,6 +218,19 @@ def consistency_notes(
             f"planning stage has {len(stale_plans)} record(s) for problems not in the manifest "
             f"(ignored): {md_text(examples(stale_plans), 10_000)}"
         )
+    return notes
+
+
+def consistency_notes(
+    records: Sequence[ResultRecord],
+    plan_records: Sequence[Mapping],
+    index: Mapping[tuple[str, str], frozenset[str]],
+) -> list[str]:
+    """Data issues that would silently skew numbers (one markdown sentence each): incomplete
+    seeds of the ``plan`` task, superseded lines, records of one method from several
+    configurations. Records of unknown problems are :func:`unknown_problem_notes`."""
+    notes: list[str] = []
+    latest = latest_records(records)
     attempted: dict[tuple, set[str]] = defaultdict(set)
     for r in latest:
         if record_task(r) == "plan" and r.problem in index.get((r.domain, r.split), ()):
@@ -256,6 +273,12 @@ class Problems:
     consistency: list[str]
     index: Mapping[tuple[str, str], frozenset[str]]
     n_plan_records: int
+    unknown: list[str] = field(default_factory=list)
+
+    def empty_splits(self) -> list[tuple[str, str]]:
+        """(domain, split) pairs of the index without instances (declared in params, in the
+        manifest or in a record of a manifest problem's task, but empty)."""
+        return [(d, s) for (d, s), probs in self.index.items() if not probs]
 
 
 def analyse(
@@ -264,7 +287,8 @@ def analyse(
     index: Mapping[tuple[str, str], frozenset[str]],
 ) -> Problems:
     """Every table of the section, from all records (superseded lines included), the planning
-    stage's records and the instance index (:func:`planarena.report.records.instance_index`)."""
+    stage's records and the instance index (:func:`planarena.report.records.instance_index`,
+    built without candidate-pool records: their protocol splits are not problem-set splits)."""
     return Problems(
         failed=failed_runs_table(records),
         rejected=rejected_plans_table(records, plan_records),
@@ -273,11 +297,48 @@ def analyse(
         consistency=consistency_notes(records, plan_records, index),
         index=index,
         n_plan_records=len(plan_records),
+        unknown=unknown_problem_notes(records, plan_records, index),
     )
 
 
+#: Bullets of the front page's problems box before "… N more".
+BOX_LINES = 12
+
+
+def box_lines(p: Problems, detail_link: str = "detail/problems.md") -> list[str]:
+    """The front page's problems box: one bullet per real problem, most serious first (errors and
+    diverged runs, rejected plans, records of unknown problems, planning-stage failures, empty
+    splits, then data issues), at most :data:`BOX_LINES` of them and a line pointing to
+    ``detail_link`` for the rest; ``["None."]`` when there is nothing to report."""
+    out: list[str] = []
+    for r in p.failed.to_dict("records"):
+        out.append(f"{r['Attempts']} `{r['Outcome']}` attempt(s) of `{r['Method']}` in `{r['Domain']}/{r['Split']}`: "
+                   f"{md_text(r['Failure reason'], 120)}")
+    for r in p.rejected.to_dict("records"):
+        source = r["Source"] if r["Source"].startswith("plan stage") else f"`{r['Source']}`"
+        out.append(f"{r['Plans']} plan(s) of {source} in `{r['Domain']}/{r['Split']}` rejected by the "
+                   f"validator: {md_text(r['Validator reason'], 120)}")
+    out += p.unknown
+    if p.n_plan_records:
+        bad = ["rejected", "unsolved", "timeout", "memout", "error", "missing"]
+        total = int(p.plan_summary["instances"].sum())
+        solved = int(p.plan_summary["solved+validated"].sum())
+        if int(p.plan_summary[bad].to_numpy().sum()) > 0:
+            out.append(f"planning stage: {total - solved} of {total} instances have no validated reference plan")
+    empty = p.empty_splits()
+    if empty:
+        out.append("no instances in " + md_text(examples([f"`{d}/{s}`" for d, s in empty], 8), 10_000))
+    out += p.consistency
+    if not out:
+        return ["None."]
+    lines = [f"- {line}" for line in out[:BOX_LINES]]
+    if len(out) > BOX_LINES:
+        lines.append(f"- … and {len(out) - BOX_LINES} more: [{detail_link}]({detail_link})")
+    return lines
+
+
 def render(p: Problems) -> list[str]:
-    """Markdown lines of the section."""
+    """Markdown lines of the section (the detail page; the front page has :func:`box_lines`)."""
     out = ["## Problems", ""]
     out += ["### Errors and diverged runs", ""]
     out.append(
@@ -291,9 +352,14 @@ def render(p: Problems) -> list[str]:
     else:
         out.append(
             "These plans reported `solved` but the independent validator did not accept them; "
-            "they count as unsolved everywhere below."
+            "they count as unsolved everywhere."
         )
         out += ["", md_table(p.rejected)]
+    out += ["", "### Records of problems not in the manifest", ""]
+    out += [f"- {n}" for n in p.unknown] or [
+        "None (candidate-pool records name their protocol's split and encoder, not a manifest "
+        "problem, and are not checked here)."
+    ]
     out += ["", "### Planning stage (reference plans, `data/plans/records.jsonl`)", ""]
     if p.n_plan_records == 0:
         out.append("No planning-stage records found.")
@@ -318,8 +384,8 @@ def render(p: Problems) -> list[str]:
                 md_table(p.plan_failures),
             ]
     out += ["", "### Empty splits", ""]
-    empty = [f"- `{d}/{s}`: no instances" for (d, s), probs in p.index.items() if not probs]
+    empty = [f"- `{d}/{s}`: no instances" for d, s in p.empty_splits()]
     out += empty or ["None: every domain has instances in every split."]
     out += ["", "### Result data consistency", ""]
-    out += [f"- {n}" for n in p.consistency] or ["No stale, incomplete or superseded records."]
+    out += [f"- {n}" for n in p.consistency] or ["No incomplete or superseded records."]
     return out

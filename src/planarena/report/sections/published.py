@@ -120,17 +120,23 @@ def render(
     limits: str | None = None,
     coverage: pd.DataFrame | None = None,
     printed: Sequence[PublishedPaper] = (),
+    pool_side: pd.DataFrame | None = None,
+    pool_notes: Sequence[str] = (),
+    pool_reading: Sequence[str] = (),
 ) -> list[str]:
-    """Markdown lines of the section.
+    """Markdown lines of the section (the published page).
 
     ``matrices``: the published matrices, each with its side-by-side view against ``coverage``
     (:func:`planarena.report.sections.coverage.coverage_table`); ``limits``: this run's Fast
-    Downward limits (said once, as context); ``printed``: papers whose printed tables follow.
+    Downward limits (said once, as context); ``printed``: papers whose printed tables follow;
+    ``pool_side``: the candidate-pool rows with published values, measured Hit@5 beside them
+    (:func:`planarena.report.sections.pool.published_summary`), with the papers' ``pool_notes`` and
+    the ``pool_reading`` bullets (this run read against the paper's findings).
     """
     out = ["## Published reference rows", ""]
     out.append(
         "Numbers copied from the papers, not measured by this run. They never enter the "
-        "measured tables above or `metrics.json`."
+        "measured tables or `metrics.json`."
     )
     if limits:
         out.append(
@@ -141,6 +147,12 @@ def render(
     cov = coverage if coverage is not None else pd.DataFrame(columns=list(COVERAGE_COLUMNS))
     for t in matrices:
         out += _matrix_md(t, cov)
+    if pool_side is not None:
+        out += ["", "### Side by side: candidate-pool Hit@5, measured (this run) vs published", ""]
+        out += [" ".join(["Measured: percent, mean over domains per seed, then mean ± std over seeds "
+                          "(as on the pool page).", *pool_notes]), "", md_table(pool_side)]
+        if pool_reading:
+            out += ["", "Reading against the paper (numbers from this run):", "", *pool_reading]
     for paper in printed:
         out += ["", *render_printed(paper)]
     return out
