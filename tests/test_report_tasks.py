@@ -145,16 +145,16 @@ def test_hitk_successor_set_by_protocol_domain_split_method_with_inputs():
     # pivoted: per domain and k a row per method, a column per split
     hit1 = table_rows(subsection(hitk, "blocksworld: hit@1"))
     assert hit1 == [
-        ["method", "inputs", "validation", "extrapolation"],
-        ["embedplan_mlp", "state, action, goal", "0.30 (1 run)", DASH],
+        ["method", "inputs", "seeds", "validation", "extrapolation"],
+        ["embedplan_mlp", "state, action, goal", "1", "0.30 (1 run)", DASH],
         # seed 0: hit@1 = mean(0.5, 0.25) = 0.375; seed 1: 0.875 -> 0.625 ± 0.25
-        ["wl_xgb_delta", "state, goal", "0.62 ± 0.25", "0.25 ± 0.00"],
-        ["*trajectories*", DASH, "2", "2"],
+        ["wl_xgb_delta", "state, goal", "2", "0.62 ± 0.25", "0.25 ± 0.00"],
+        ["*trajectories*", DASH, DASH, "2", "2"],
     ]  # fmt: skip
-    assert table_rows(subsection(hitk, "blocksworld: hit@3"))[2][2:] == ["0.94 ± 0.06", "0.50 ± 0.00"]
+    assert table_rows(subsection(hitk, "blocksworld: hit@3"))[2][3:] == ["0.94 ± 0.06", "0.50 ± 0.00"]
     assert table_rows(subsection(hitk, "blocksworld: hit@5"))[1:3] == [
-        ["embedplan_mlp", "state, action, goal", "0.70 (1 run)", DASH],
-        ["wl_xgb_delta", "state, goal", "1.00 ± 0.00", "0.75 ± 0.00"],
+        ["embedplan_mlp", "state, action, goal", "1", "0.70 (1 run)", DASH],
+        ["wl_xgb_delta", "state, goal", "2", "1.00 ± 0.00", "0.75 ± 0.00"],
     ]  # fmt: skip
     assert "`inputs`" in hitk and "ddof=0" in hitk
     assert "RuntimeError: no model" in section(md, "Problems")
@@ -181,19 +181,19 @@ def test_successor_set_floor_row_trivial_cells_and_reference_plans_kept_apart():
                                 extra=floor((0.10, 0.3, 0.5), (0.0, 0.0, 0.0), 10.0, "lama_first")))
     hitk = section(render(records, manifest_3()), "Hit@k")
     assert table_rows(subsection(hitk, "visitall: hit@5")) == [
-        ["method", "inputs", "validation (astar_lmcut)", "validation (lama_first)"],
-        ["*uniform random ranker*", DASH, "1.00", "0.50"],
-        ["m", "state, goal", "1.00 ± 0.00 (trivial)", "0.30 ± 0.00"],
-        ["*successors per step*", DASH, "3.5", "10.0"],
-        ["*trajectories*", DASH, "2", "1"],
+        ["method", "inputs", "seeds", "validation (astar_lmcut)", "validation (lama_first)"],
+        ["*uniform random ranker*", DASH, DASH, "1.00", "0.50"],
+        ["m", "state, goal", "2", "1.00 ± 0.00 (trivial)", "0.30 ± 0.00"],
+        ["*successors per step*", DASH, DASH, "3.5", "10.0"],
+        ["*trajectories*", DASH, DASH, "2", "1"],
     ]  # fmt: skip
     assert table_rows(subsection(hitk, "visitall: hit@1"))[1:3] == [
-        ["*uniform random ranker*", DASH, "0.25", "0.10"],
-        ["m", "state, goal", "0.60 ± 0.10", "0.10 ± 0.00"],
+        ["*uniform random ranker*", DASH, DASH, "0.25", "0.10"],
+        ["m", "state, goal", "2", "0.60 ± 0.10", "0.10 ± 0.00"],
     ]  # fmt: skip
     assert table_rows(subsection(hitk, "visitall: hit@3"))[1:3] == [
-        ["*uniform random ranker*", DASH, "0.80", "0.30"],
-        ["m", "state, goal", "1.00 ± 0.00", "0.20 ± 0.00"],
+        ["*uniform random ranker*", DASH, DASH, "0.80", "0.30"],
+        ["m", "state, goal", "2", "1.00 ± 0.00", "0.20 ± 0.00"],
     ]  # fmt: skip
 
 

@@ -243,7 +243,7 @@ def render_task(
 
 def successor_set_pivots(table: pd.DataFrame | None) -> list[tuple[str, str, pd.DataFrame]]:
     """:func:`successor_set_table` pivoted: per (domain, Hit@k) a table with a row per method (the
-    *uniform random ranker* first, then ``inputs``), a column per split and reference plan
+    *uniform random ranker* first, then ``inputs`` and ``seeds``), a column per split and reference plan
     (``split`` alone when the split has one kind of reference plan), and two closing rows with
     each column's mean successors per step and trajectory count. Returns (domain, k key, table)
     triples in the table's order (protocols other than ``successor_set`` keep their name in the
@@ -268,16 +268,17 @@ def successor_set_pivots(table: pd.DataFrame | None) -> list[tuple[str, str, pd.
             for m in [CHANCE_ROW, *methods]:
                 cells = [by.get((m, s, ref)) for s, ref in cols]
                 inputs = "; ".join(dict.fromkeys(c["inputs"] for c in cells if c)) or DASH
-                rows.append({"method": m, "inputs": inputs,
+                seeds = "; ".join(dict.fromkeys(c["seeds"] for c in cells if c)) or DASH
+                rows.append({"method": m, "inputs": inputs, "seeds": seeds,
                              **{title: (by[(m, *c)][key] if (m, *c) in by else DASH) for c, title in cols.items()}})
             for label, field in (("*successors per step*", "successors"), ("*trajectories*", "trajectories")):
-                rows.append({"method": label, "inputs": DASH, **{
+                rows.append({"method": label, "inputs": DASH, "seeds": DASH, **{
                     title: next((r[field] for r in d.to_dict("records")
                                  if (r["split"], r["reference plan"]) == c), DASH) for c, title in cols.items()}})
             # floor rows without any value (records without the floor fields) are left out
             rows = [r for r in rows if r["method"] in methods
                     or any(r[title] != DASH for title in cols.values())]
-            out.append((where, key, pd.DataFrame(rows, columns=["method", "inputs", *cols.values()])))
+            out.append((where, key, pd.DataFrame(rows, columns=["method", "inputs", "seeds", *cols.values()])))
     return out
 
 
