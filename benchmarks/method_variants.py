@@ -13,7 +13,14 @@ Used for the state-centric issue's two design measurements:
     python benchmarks/method_variants.py --source /tmp/satr-paper --workdir /tmp/pa-wl-norm wl_xgb_delta \\
         'l1={"normalise": "l1"}' --reuse-base
 
-``--source`` is a workspace whose data stages have run (its ``params.yaml`` and ``data/problems``,
+* The same choice decided on a validation split only (issue 12: design choices are made on
+  validation, never on test splits)::
+
+    python benchmarks/method_variants.py --source /tmp/satr-paper --workdir /tmp/pa-wl-norm-val \
+        --splits validation wl_xgb_delta 'l1={"normalise": "l1"}'
+
+``--splits`` restricts every variant (and the base) to those coverage splits and turns their
+successor-set and pool protocols off. ``--source`` is a workspace whose data stages have run (its ``params.yaml`` and ``data/problems``,
 ``plans``, ``trajectories``, ``embeddings`` are copied; e.g. the default workspace after
 ``dvc repro embed_wl``, or ``benchmarks/satr_paper.sh``'s). The base method runs too unless
 ``--reuse-base`` takes its records and model facts from the source workspace.
@@ -62,6 +69,7 @@ def main() -> None:
     ap.add_argument("--source", type=Path, required=True)
     ap.add_argument("--workdir", type=Path, required=True)
     ap.add_argument("--reuse-base", action="store_true")
+    ap.add_argument("--splits", nargs="+", help="coverage splits only (e.g. validation); no Hit@k protocols")
     ap.add_argument("base")
     ap.add_argument("variants", nargs="+", help="NAME=JSON model_params overrides")
     args = ap.parse_args()
@@ -77,6 +85,9 @@ def main() -> None:
         name, _, js = spec.partition("=")
         overrides = json.loads(js)
         methods[f"{args.base}_{name}"] = {**base, "model_params": {**(base.get("model_params") or {}), **overrides}}
+    if args.splits:
+        methods = {m: {**b, "splits": list(args.splits), "rank_splits": list(args.splits), "pool_protocols": []}
+                   for m, b in methods.items()}
     params["methods"] = methods
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     wall = {}
