@@ -52,15 +52,17 @@ def coverage(results: Path) -> dict[tuple[str, str], tuple[int, int]]:
     return {k: (a, b) for k, (a, b) in sorted(cov.items())}
 
 
-def model_size(facts: Path) -> tuple[int, float]:
-    """(tree nodes or parameters summed over domains and seeds, training seconds summed)."""
+def model_size(facts: Path, train_log: Path) -> tuple[int, float]:
+    """(tree nodes or parameters summed over domains and seeds, training seconds summed over the
+    training units of ``data/logs/train/<method>.json``)."""
     f = json.loads(facts.read_text())
-    size, secs = 0, 0.0
+    size = 0
     for dom in f.get("domains", {}).values():
         for k, v in dom.items():
             if k.startswith("seed") and isinstance(v, dict):
                 size += int(v.get("tree_nodes") or v.get("parameters") or 0)
-                secs += float(v.get("train_time_s") or 0)
+    log = json.loads(train_log.read_text()) if train_log.exists() else {}
+    secs = sum(float(t) for t in (log.get("unit_times_s") or {}).values())
     return size, secs
 
 
@@ -69,7 +71,8 @@ def main() -> None:
     ap.add_argument("--source", type=Path, required=True)
     ap.add_argument("--workdir", type=Path, required=True)
     ap.add_argument("--reuse-base", action="store_true")
-    ap.add_argument("--splits", nargs="+", help="coverage splits only (e.g. validation); no Hit@k protocols")
+    ap.add_argument("--splits", type=lambda v: v.split(","),
+                    help="comma-separated coverage splits only (e.g. validation); no Hit@k protocols")
     ap.add_argument("base")
     ap.add_argument("variants", nargs="+", help="NAME=JSON model_params overrides")
     args = ap.parse_args()
@@ -102,7 +105,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for m, root in rows:
         cov = coverage(root / "data" / "results" / f"{m}.jsonl")
-        size, secs = model_size(root / "data" / "models" / m / "facts.json")
+        size, secs = model_size(root / "data" / "models" / m / "facts.json", root / "data" / "logs" / "train" / f"{m}.json")
         solved, total = sum(a for a, _ in cov.values()), sum(b for _, b in cov.values())
         per = ", ".join(f"{d}/{s} {a}/{b}" for (d, s), (a, b) in cov.items())
         ev = wall.get((m, "evaluate"))

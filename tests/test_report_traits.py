@@ -43,11 +43,14 @@ def test_hook_gives_roles_and_variants_from_the_params_blocks(traits):
 
 def test_info_rows_and_notes_come_from_the_families(traits):
     rows = info_rows(traits)
-    assert [item for item, _ in rows] == ["WL histogram (state-centric models)"]  # once, not 8 times
+    # once, not 9 times; the L1 ablation block (wl_xgb_delta_l1) adds its own row
+    assert [item for item, _ in rows] == ["WL histogram (state-centric models)",
+                                          "WL histogram (blocks with `model_params.normalise: l1`)"]
     assert rows[0][1].startswith("raw colour counts (`transition_models.<lstm|xgb>.normalise`;")
+    assert rows[1][1].startswith("L1-normalised: the histogram ablation")
     params = smoke_profile_params()
     params["transition_models"]["lstm"]["normalise"] = "l1"
-    (row,) = info_rows(method_traits(params))
+    row = info_rows(method_traits(params))[0]
     assert row[1].startswith("lstm: L1-normalised; xgb: raw colour counts (")
     notes = section_notes(traits, "pool", {"state-centric-transition-models": ["wl_xgb_delta", "fsf_xgb_state"],
                                             "embedplan-latent-transitions": ["embedplan_mlp"]})  # fmt: skip

@@ -169,8 +169,13 @@ class StateCentric(Method):
         names = {"none": "raw colour counts", "l1": "L1-normalised"}
         text = (names.get(how["lstm"], how["lstm"]) if len(set(how.values())) == 1
                 else "; ".join(f"{k}: {names.get(v, v)}" for k, v in how.items()))
-        wl = (f"{text} (`transition_models.<lstm|xgb>.normalise`; counts, E.3, is the default: on the SATr splits "
-              "it reproduces Table 1 far better than Stage 4's normalised histograms, see README)")
+        wl = (f"{text} (`transition_models.<lstm|xgb>.normalise`; counts, E.3, is the default, chosen on validation "
+              "splits over Stage 4's normalised histograms: see README)")
+        own = (config.get("model_params") or {}).get("normalise")
+        info = [("WL histogram (state-centric models)", wl)]
+        if own and config.get("encoding", "wl") == "wl":
+            info.append((f"WL histogram (blocks with `model_params.normalise: {own}`)",
+                         f"{names.get(own, own)}: the histogram ablation beside the default"))
         pool = ("The state-centric WL/FSF models (state, goal; `planarena.methods.state_centric.pool`) ignore the "
                 "action, so they have no Acc@k; they are trained per (protocol, domain, seed) on the same training "
                 "transitions and scored on the same pools and tie-breaking draws, ranking candidates by the "
@@ -184,7 +189,7 @@ class StateCentric(Method):
         horizon = None if decode.horizon_per_object else decode.horizon  # per problem otherwise
         identity = config.get("model") == "identity"
         return ReportTraits(role="floor" if identity else "model",
-                            info=(("WL histogram (state-centric models)", wl),), notes=(("pool", pool),),
+                            info=tuple(info), notes=(("pool", pool),),
                             horizon=horizon, floor_group=f"{config.get('encoding', 'wl').upper()} encoding")
 
     def __init__(self, name, config, params, layout):
