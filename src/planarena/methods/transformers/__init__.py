@@ -1,0 +1,8 @@
+"""The symmetry-aware transformers family (``../shared/papers/symmetry-aware-transformers.txt``):
+PlanGPT (the decoder-only baseline), the SATr encoder (heuristic model, greedy guidance) and
+encoder-decoder (plan generation), each with and without the contrastive loss.
+
+Modules: :mod:`.tokens` (atom-level tokens and object renamings), :mod:`.model` (the SATr
+encoder and the contrastive loss), :mod:`.data` (training state spaces, samples uniform over goal
+distances), :mod:`.train` (the training loop, divergence detection, checkpoint selection).
+"""

@@ -1,0 +1,129 @@
+"""The SATr heuristic model and the symmetry-aware contrastive loss.
+
+Source: ``../shared/papers/symmetry-aware-transformers.txt``, Section 4 (atom embeddings,
+shared weights, the contrastive objective L = w1 L_pred + w2 L_att + w3 L_hid), Figure 1 (readout
+of the summed first-k hidden dimensions) and Appendix E (no layer normalisation, k = 32, MSE for
+the heuristic, weights 1/1/1).
+
+* :class:`AtomEmbedding`: ``T = W (E[p] | E[o_1] | ... | E[pad]) + b`` per atom row.
+* :class:`SharedEncoderLayer`: multi-head self-attention and an MLP with residual connections, no
+  layer normalisation, no positional encoding (so the encoder is permutation-equivariant in the
+  atoms); the SAME layer is applied ``layers`` times (weights shared across layers). It returns
+  its attention scores, which the contrastive loss compares.
+* :class:`SATrEncoder`: embedding -> shared layers -> readout ``MLP(sum over atoms of X[:, :k])``
+  -> ``h`` (the predicted goal distance h*).
+* :func:`contrastive_loss`: ``L_att`` (squared differences of every attention score of every layer
+  and head) and ``L_hid`` (squared differences of the first ``k`` hidden dimensions of every token
+  after every layer), each summed and divided by the batch size, over real atoms only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+class AtomEmbedding(nn.Module):
+    """Atom rows ``(B, N, 1 + m)`` of token ids -> ``(B, N, d)`` atom embeddings (Section 4, the
+    equation for ``T_{p(o_1..o_n)}``); padding id 0 has a zero embedding."""
+
+    def __init__(self, vocab_size: int, width: int, d: int, token_dim: int):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab_size, token_dim, padding_idx=0)
+        self.project = nn.Linear(token_dim * width, d)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.project(self.tokens(ids).flatten(2))
+
+
+class SharedEncoderLayer(nn.Module):
+    """One encoder layer (Section 2's equations without the LayerNorms, Appendix E); returns the
+    new hidden states ``(B, N, d)`` and the attention scores ``(B, heads, N, N)``."""
+
+    def __init__(self, d: int, heads: int, ff: int, dropout: float = 0.0):
+        super().__init__()
+        if d % heads:
+            raise ValueError(f"model dimension {d} is not divisible by {heads} heads")
+        self.heads, self.dk = heads, d // heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, ff), nn.GELU(), nn.Linear(ff, d))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.dk).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(self.dk)
+        scores = scores.masked_fill(~mask[:, None, None, :], float("-inf"))
+        att = torch.softmax(scores, dim=-1)
+        x = x + self.drop(self.out((att @ v).transpose(1, 2).reshape(b, n, d)))
+        x = x + self.drop(self.mlp(x))
+        return x, att
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    """Sizes of :class:`SATrEncoder`. Paper (Appendix E): 12 layers, d = 768, 12 heads, k = 32."""
+
+    d: int = 128
+    layers: int = 4
+    heads: int = 4
+    ff: int = 256
+    k: int = 32
+    token_dim: int = 32
+    dropout: float = 0.0
+
+
+class SATrEncoder(nn.Module):
+    """The encoder-only heuristic model (Figure 1, path 4a).
+
+    ``forward(ids (B, N, 1+m) int64, mask (B, N) bool)`` -> ``(h (B,), hidden, attention)`` with
+    ``hidden`` the ``layers`` hidden-state tensors ``(B, N, d)`` and ``attention`` the
+    ``layers`` score tensors ``(B, heads, N, N)`` (for :func:`contrastive_loss`).
+    """
+
+    def __init__(self, vocab_size: int, width: int, cfg: EncoderConfig = EncoderConfig()):
+        super().__init__()
+        if not 0 < cfg.k <= cfg.d:
+            raise ValueError(f"k={cfg.k} must be in 1..d={cfg.d}")
+        self.cfg = cfg
+        self.embed = AtomEmbedding(vocab_size, width, cfg.d, cfg.token_dim)
+        self.layer = SharedEncoderLayer(cfg.d, cfg.heads, cfg.ff, cfg.dropout)
+        self.readout = nn.Sequential(nn.Linear(cfg.k, cfg.d), nn.GELU(), nn.Linear(cfg.d, 1))
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor):
+        x = self.embed(ids)
+        hidden, attention = [], []
+        for _ in range(self.cfg.layers):
+            x, att = self.layer(x, mask)
+            hidden.append(x)
+            attention.append(att)
+        pooled = (x[..., : self.cfg.k] * mask[..., None]).sum(1)
+        return self.readout(pooled).squeeze(-1), hidden, attention
+
+
+def contrastive_loss(out_a, out_b, mask: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(L_att, L_hid)`` of two forward passes over the same atoms under two object renamings
+    (Section 4): ``out_*`` are :meth:`SATrEncoder.forward` outputs for sequences whose row ``i``
+    is the same atom; ``mask`` ``(B, N)`` marks real atoms (padded queries and keys are left out).
+    Both are sums of squared differences divided by the batch size ``B``."""
+    _, hid_a, att_a = out_a
+    _, hid_b, att_b = out_b
+    b = mask.shape[0]
+    pair = (mask[:, :, None] & mask[:, None, :])[:, None]          # (B, 1, N, N)
+    l_att = sum(((a - c) ** 2 * pair).sum() for a, c in zip(att_a, att_b)) / b
+    tok = mask[..., None]
+    l_hid = sum((((a[..., :k] - c[..., :k]) ** 2) * tok).sum() for a, c in zip(hid_a, hid_b)) / b
+    return l_att, l_hid
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Trainable parameters of ``model``."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+__all__ = ["AtomEmbedding", "EncoderConfig", "SATrEncoder", "SharedEncoderLayer", "contrastive_loss",
+           "count_parameters"]

@@ -1,0 +1,195 @@
+"""Training of the SATr heuristic model: renamed sample pairs, the contrastive objective, the
+learning-rate schedule, divergence detection and checkpoint selection.
+
+Source: ``../shared/papers/symmetry-aware-transformers.txt``, Section 4 (renaming modes: Rename-One
+for the heuristic model; L = w1 L_pred + w2 L_att + w3 L_hid, all weights 1), Appendix E (AdamW,
+weight decay 0.1, betas 0.9/0.999, linear warm-up then cosine decay to a minimum learning rate;
+every sample duplicated and renamed once, so the effective batch is twice the batch size; a run
+has *diverged* when its training loss becomes NaN or spikes and stays on a high plateau, Figure
+E.1; the checkpoint kept is the best on the validation split by coverage first, Section E2).
+
+Without the contrastive loss (``*_nocl``) the same pairs are drawn and the same prediction loss is
+minimised (w2 = w3 = 0), so the two variants differ only in the objective, as in the paper's
+ablation (equal seeds, equal initial weights).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from planarena.methods.transformers.data import ProblemSpace, sample_heuristic
+from planarena.methods.transformers.model import SATrEncoder, contrastive_loss
+from planarena.methods.transformers.tokens import AtomVocabulary, local_rows, pad_batch, rename_rows
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings (paper, Appendix E / Table E.3: lr 1.5e-4, warm-up 2000, min lr 1e-7,
+    70 epochs x 100,000 samples, batch 64). ``steps`` replaces epochs x samples / batch;
+    ``eval_every`` steps the validation coverage is measured (checkpoint selection);
+    ``window`` / ``spike`` / ``plateau`` define divergence (:func:`divergence_step`)."""
+
+    steps: int = 600
+    batch: int = 32
+    lr: float = 1e-3
+    min_lr: float = 1e-5
+    warmup: int = 50
+    weight_decay: float = 0.1
+    contrastive: bool = True
+    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    rename_one: bool = True
+    eval_every: int = 200
+    window: int = 25
+    spike: float = 10.0
+    plateau: int = 4
+
+
+def learning_rate(step: int, cfg: TrainConfig) -> float:
+    """Linear warm-up over ``cfg.warmup`` steps, then cosine decay to ``cfg.min_lr`` at ``cfg.steps``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    t = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * t))
+
+
+def divergence_step(losses: Sequence[float], window: int, spike: float, plateau: int) -> int | None:
+    """The step at which a run diverged (Appendix E, Figure E.1), or None.
+
+    A run diverged at the first non-finite loss, or at the start of ``plateau`` consecutive
+    windows (means over ``window`` steps) that all exceed ``spike`` times the best window mean
+    before them: a spike that *stays* (a spike that returns to low values is not a divergence).
+    """
+    losses = np.asarray(losses, dtype=float)
+    bad = np.nonzero(~np.isfinite(losses))[0]
+    if len(bad):
+        return int(bad[0])
+    n = len(losses) // window
+    means = losses[: n * window].reshape(n, window).mean(1) if n else np.zeros(0)
+    best, run = math.inf, 0
+    for i, m in enumerate(means):
+        if best < math.inf and m > spike * best:
+            run += 1
+            if run >= plateau:
+                return int((i - plateau + 1) * window)
+        else:
+            run = 0
+            best = min(best, m)
+    return None
+
+
+@dataclass
+class TrainResult:
+    """``status``: ``ok`` or ``diverged`` (then ``diverged_at`` is the step); ``losses`` per step;
+    ``best_step`` and ``best_score`` of the kept checkpoint; ``state`` its weights."""
+
+    status: str
+    steps_run: int
+    losses: list[float] = field(default_factory=list)
+    diverged_at: int | None = None
+    best_step: int | None = None
+    best_score: tuple | None = None
+    state: dict | None = None
+    seconds: float = 0.0
+
+
+class PairBatches:
+    """Renamed pairs of heuristic samples (see the module docstring), tokenised once per state."""
+
+    def __init__(self, vocab: AtomVocabulary, spaces: Sequence[ProblemSpace]):
+        self.vocab, self.spaces = vocab, list(spaces)
+        self._rows: dict[tuple[int, int], np.ndarray] = {}
+
+    def rows(self, p: int, s: int) -> np.ndarray:
+        key = (p, s)
+        hit = self._rows.get(key)
+        if hit is None:
+            sp = self.spaces[p]
+            hit = self._rows[key] = local_rows(self.vocab, sp.atoms(s), sp.goal, sp.objects)
+        return hit
+
+    def draw(self, n: int, rng: np.random.Generator, rename_one: bool):
+        """``(ids_a, ids_b, mask, h*)`` tensors for ``n`` samples: ``ids_a`` under the fixed
+        renaming (Rename-One) or a random one, ``ids_b`` under a random renaming."""
+        m = self.vocab.max_objects
+        a, b, targets = [], [], []
+        for p, s, h in sample_heuristic(self.spaces, n, rng):
+            rows = self.rows(p, s)
+            k = len(set(self.spaces[p].objects))
+            if k > m:
+                raise ValueError(f"problem {self.spaces[p].name}: {k} objects but max_objects={m}")
+            slot_a = np.arange(k) if rename_one else rng.choice(m, size=k, replace=False)
+            a.append(rename_rows(self.vocab, rows, slot_a))
+            b.append(rename_rows(self.vocab, rows, rng.choice(m, size=k, replace=False)))
+            targets.append(h)
+        ids_a, mask = pad_batch(a, self.vocab.width)
+        ids_b, _ = pad_batch(b, self.vocab.width)
+        return (torch.from_numpy(ids_a), torch.from_numpy(ids_b), torch.from_numpy(mask),
+                torch.tensor(targets, dtype=torch.float32))
+
+
+def train_heuristic(model: SATrEncoder, batches: PairBatches, cfg: TrainConfig, seed: int,
+                    validate: Callable[[SATrEncoder], tuple] | None = None) -> TrainResult:
+    """Train ``model`` in place; return the :class:`TrainResult` with the kept checkpoint's weights.
+
+    ``validate(model)`` returns a score tuple, higher is better (e.g. ``(coverage, -horizon
+    hits)``); it runs every ``cfg.eval_every`` steps and at the end, and the best checkpoint is
+    kept (ties: the later one, which has trained longer). A diverged run stops at the divergence
+    and keeps its best checkpoint before it, if any; it never raises.
+    """
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay)
+    w1, w2, w3 = cfg.weights
+    start = time.perf_counter()
+    res = TrainResult("ok", 0)
+
+    def checkpoint(step: int) -> None:
+        model.eval()
+        with torch.no_grad():
+            score = validate(model) if validate else ()
+        model.train()
+        score = (*score, step) if validate else (step,)
+        if res.best_score is None or score >= res.best_score:
+            res.best_score, res.best_step = score, step
+            res.state = copy.deepcopy(model.state_dict())
+
+    model.train()
+    for step in range(cfg.steps):
+        for g in opt.param_groups:
+            g["lr"] = learning_rate(step, cfg)
+        ids_a, ids_b, mask, h = batches.draw(cfg.batch, rng, cfg.rename_one)
+        out_a, out_b = model(ids_a, mask), model(ids_b, mask)
+        l_pred = 0.5 * (torch.mean((out_a[0] - h) ** 2) + torch.mean((out_b[0] - h) ** 2))
+        loss = w1 * l_pred
+        if cfg.contrastive:
+            l_att, l_hid = contrastive_loss(out_a, out_b, mask, model.cfg.k)
+            loss = loss + w2 * l_att + w3 * l_hid
+        res.losses.append(float(loss.detach()))
+        res.steps_run = step + 1
+        if not math.isfinite(res.losses[-1]):
+            res.status, res.diverged_at = "diverged", step
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if (step + 1) % cfg.window == 0:
+            at = divergence_step(res.losses, cfg.window, cfg.spike, cfg.plateau)
+            if at is not None:
+                res.status, res.diverged_at = "diverged", at
+                break
+        if validate and (step + 1) % cfg.eval_every == 0:
+            checkpoint(step + 1)
+    if res.status == "ok":
+        checkpoint(res.steps_run)
+    res.seconds = round(time.perf_counter() - start, 3)
+    return res
+
+
+__all__ = ["PairBatches", "TrainConfig", "TrainResult", "divergence_step", "learning_rate", "train_heuristic"]

@@ -1,0 +1,178 @@
+"""Symmetry-aware transformers (issue 13): atom tokens and renamings, the SATr encoder's
+symmetries, the contrastive loss, state-space sampling and divergence detection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from planarena.core.pddl import load_problem  # noqa: E402
+from planarena.methods.transformers.data import expand, sample_heuristic  # noqa: E402
+from planarena.methods.transformers.model import EncoderConfig, SATrEncoder, contrastive_loss  # noqa: E402
+from planarena.methods.transformers.tokens import (  # noqa: E402
+    AtomVocabulary,
+    encode_atoms,
+    local_rows,
+    pad_batch,
+    rename_rows,
+    renaming,
+)
+from planarena.methods.transformers.train import (  # noqa: E402
+    PairBatches,
+    TrainConfig,
+    divergence_step,
+    learning_rate,
+    train_heuristic,
+)
+
+TINY = Path(__file__).parent / "fixtures" / "tiny"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    problem = load_problem(str(TINY / "domain.pddl"), str(TINY / "three.pddl"))
+    vocab = AtomVocabulary.of_domain(problem, max_objects=6)
+    space = expand(TINY / "domain.pddl", TINY / "three.pddl", max_states=1000)
+    return vocab, space
+
+
+def test_vocabulary_ids_and_goal_predicates(tiny):
+    vocab, space = tiny
+    assert vocab.max_arity == 2 and vocab.width == 3
+    assert vocab.size == 1 + 2 * len(vocab.predicates) + 6
+    names = renaming(space.objects, 6)  # fixed: sorted objects to slots 0, 1, 2
+    assert names == {"a": 0, "b": 1, "c": 2}
+    rows = encode_atoms(vocab, ["(on b a)", "(handempty)"], ["(on a b)"], names)
+    on = vocab.predicate_id("on")
+    assert rows.tolist() == [[on, vocab.object_id(1), vocab.object_id(0)],
+                             [vocab.predicate_id("handempty"), 0, 0],
+                             [vocab.predicate_id("on", goal=True), vocab.object_id(0), vocab.object_id(1)]]
+    with pytest.raises(ValueError, match="negative goal literal"):
+        encode_atoms(vocab, [], ["(not (on a b))"], names)
+    with pytest.raises(ValueError, match="object 'z' has no token"):
+        encode_atoms(vocab, ["(clear z)"], [], names)
+    with pytest.raises(ValueError, match="only 2 object tokens"):
+        renaming(space.objects, 2)
+
+
+def test_local_rows_renamed_equal_direct_encoding(tiny):
+    vocab, space = tiny
+    rng = np.random.default_rng(3)
+    names = renaming(space.objects, 6, rng)
+    atoms = space.atoms(space.levels[2][0])
+    direct = encode_atoms(vocab, atoms, space.goal, names)
+    slots = np.array([names[o] for o in sorted(space.objects)])
+    assert np.array_equal(rename_rows(vocab, local_rows(vocab, atoms, space.goal, space.objects), slots), direct)
+
+
+def _encode(vocab, space, state, names, order=None):
+    rows = encode_atoms(vocab, space.atoms(state), space.goal, names)
+    if order is not None:
+        rows = rows[order]
+    ids, mask = pad_batch([rows], vocab.width)
+    return torch.from_numpy(ids), torch.from_numpy(mask)
+
+
+def test_encoder_is_invariant_to_atom_order_but_not_by_construction_to_names(tiny):
+    """No positional encoding + sum readout: permuting the atoms leaves h unchanged exactly; the
+    object tokens are learned embeddings, so an untrained encoder's h depends on the renaming
+    (the contrastive loss is what teaches it to ignore names)."""
+    vocab, space = tiny
+    torch.manual_seed(0)
+    model = SATrEncoder(vocab.size, vocab.width, EncoderConfig(d=32, layers=2, heads=4, ff=64, k=8, token_dim=8)).eval()
+    state = int(space.levels[3][0])
+    names = renaming(space.objects, 6)
+    ids, mask = _encode(vocab, space, state, names)
+    perm = np.random.default_rng(1).permutation(ids.shape[1])
+    ids_p, mask_p = _encode(vocab, space, state, names, perm)
+    with torch.no_grad():
+        h = model(ids, mask)[0]
+        assert torch.allclose(h, model(ids_p, mask_p)[0], atol=1e-5)
+        ids_r, _ = _encode(vocab, space, state, renaming(space.objects, 6, np.random.default_rng(5)))
+        assert not torch.allclose(h, model(ids_r, mask)[0], atol=1e-5)
+    # padding atoms change nothing
+    padded, pmask = pad_batch([ids[0].numpy(), ids[0].numpy()[:3]], vocab.width)
+    with torch.no_grad():
+        assert torch.allclose(model(torch.from_numpy(padded), torch.from_numpy(pmask))[0][0], h[0], atol=1e-5)
+
+
+def test_contrastive_loss_is_zero_for_equal_names_and_positive_otherwise(tiny):
+    vocab, space = tiny
+    torch.manual_seed(0)
+    model = SATrEncoder(vocab.size, vocab.width, EncoderConfig(d=32, layers=2, heads=4, ff=64, k=8, token_dim=8))
+    state = int(space.levels[1][0])
+    ids, mask = _encode(vocab, space, state, renaming(space.objects, 6))
+    ids_r, _ = _encode(vocab, space, state, renaming(space.objects, 6, np.random.default_rng(2)))
+    same = contrastive_loss(model(ids, mask), model(ids, mask), mask, 8)
+    assert float(same[0].detach()) == 0.0 and float(same[1].detach()) == 0.0
+    l_att, l_hid = contrastive_loss(model(ids, mask), model(ids_r, mask), mask, 8)
+    assert float(l_att.detach()) > 0 and float(l_hid.detach()) > 0
+    (l_att + l_hid).backward()  # differentiable
+    assert model.embed.tokens.weight.grad is not None
+
+
+def test_state_space_sampling_is_uniform_over_goal_distances(tiny):
+    _, space = tiny
+    assert space.distance.min() >= 0 and set(space.levels) == set(range(int(space.distance.max()) + 1))
+    draws = sample_heuristic([space], 4000, np.random.default_rng(0))
+    dists = np.array([d for _, _, d in draws])
+    counts = np.bincount(dists, minlength=len(space.levels))
+    assert all(space.distance[s] == d for _, s, d in draws)
+    # uniform over distances (not over states): every level about 4000 / levels
+    assert counts.min() > 0.7 * 4000 / len(space.levels)
+
+
+def test_learning_rate_warms_up_then_decays():
+    cfg = TrainConfig(steps=100, warmup=10, lr=1e-3, min_lr=1e-5)
+    lrs = [learning_rate(s, cfg) for s in range(100)]
+    assert lrs[0] < lrs[9] == pytest.approx(1e-3) and lrs[-1] == pytest.approx(1e-5, rel=0.05)
+    assert all(a >= b for a, b in zip(lrs[10:], lrs[11:]))
+
+
+def test_divergence_is_a_spike_that_stays_or_a_nan():
+    low = [1.0 / (1 + i / 10) for i in range(200)]
+    assert divergence_step(low, 25, 10.0, 3) is None
+    spike_back = low[:100] + [50.0] * 25 + low[125:]          # spikes, then returns: not diverged
+    assert divergence_step(spike_back, 25, 10.0, 3) is None
+    plateau = low[:100] + [50.0] * 100                          # spikes and stays: diverged at 100
+    assert divergence_step(plateau, 25, 10.0, 3) == 100
+    assert divergence_step(low[:40] + [float("nan")], 25, 10.0, 3) == 40
+
+
+def test_contrastive_training_makes_renamed_predictions_agree(tiny):
+    """A tiny end-to-end check of the objective: trained with L_att + L_hid (Rename-One), the
+    encoder's h* predictions for two renamings of the same state end closer together than
+    without them, from the same initial weights and the same sample stream."""
+    vocab, space = tiny
+    cfg_model = EncoderConfig(d=32, layers=2, heads=4, ff=64, k=8, token_dim=8)
+    gaps = {}
+    for cl in (True, False):
+        torch.manual_seed(0)
+        model = SATrEncoder(vocab.size, vocab.width, cfg_model)
+        cfg = TrainConfig(steps=150, batch=16, lr=3e-3, warmup=10, contrastive=cl, eval_every=10**9)
+        res = train_heuristic(model, PairBatches(vocab, [space]), cfg, seed=0)
+        assert res.status == "ok" and res.steps_run == 150 and res.state is not None
+        model.eval()
+        rng = np.random.default_rng(9)
+        diffs = []
+        with torch.no_grad():
+            for state in range(len(space.states)):
+                a = _encode(vocab, space, state, renaming(space.objects, 6, rng))
+                b = _encode(vocab, space, state, renaming(space.objects, 6, rng))
+                diffs.append(abs(float(model(*a)[0]) - float(model(*b)[0])))
+        gaps[cl] = float(np.mean(diffs))
+    assert gaps[True] < 0.5 * gaps[False], gaps
+
+
+def test_a_nan_loss_is_a_recorded_divergence_not_a_crash(tiny):
+    vocab, space = tiny
+    torch.manual_seed(0)
+    model = SATrEncoder(vocab.size, vocab.width, EncoderConfig(d=16, layers=1, heads=2, ff=32, k=4, token_dim=4))
+    with torch.no_grad():
+        model.readout[-1].bias.fill_(float("nan"))
+    res = train_heuristic(model, PairBatches(vocab, [space]), TrainConfig(steps=20, batch=4, warmup=2), seed=0)
+    assert res.status == "diverged" and res.diverged_at == 0 and res.state is None
