@@ -175,6 +175,33 @@ def test_horizon_and_time_limit_are_outcomes():
     assert res.outcome == "unsolved" and "dead end" in res.reason
 
 
+def test_greedy_cycle_stops_early_with_the_same_outcome():
+    """stop_on_cycle (Algorithm 4 of the symmetry-aware-transformers paper, a deterministic greedy
+    policy): a constant scorer picks the first action by name every step, which returns to a
+    visited state; the run stops there, unsolved, instead of cycling to the horizon."""
+    from planarena.search.decoding import DecodeProblem, decode_lockstep
+
+    problem = load_problem(str(TINY / "domain.pddl"), str(TINY / "unsolvable.pddl"))
+
+    class Constant:
+        def start(self, problems, states):
+            return None
+
+        def score(self, ctx, beam_problem, successors, owner):
+            return np.zeros(len(successors)), None
+
+        def select(self, cand_ctx, chosen):
+            return None
+
+    full = decode_lockstep([DecodeProblem(problem)], Constant(), DecodeSettings(beam_width=1, horizon=50, revisit=True))
+    early = decode_lockstep([DecodeProblem(problem)], Constant(),
+                            DecodeSettings(beam_width=1, horizon=50, revisit=True, stop_on_cycle=True))
+    assert full[0].outcome == early[0].outcome == "unsolved" and full[0].steps == 50
+    assert early[0].steps < 5 and early[0].reason.startswith("cycle")
+    with pytest.raises(ValueError, match="stop_on_cycle needs beam_width 1"):
+        DecodeSettings.from_params({"stop_on_cycle": True})
+
+
 def test_code_settings_horizon():
     s = DecodeSettings(horizon=100, horizon_per_object=10)
     assert s.horizon_for(17) == 170 and s.horizon_for(3) == 100

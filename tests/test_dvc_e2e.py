@@ -40,7 +40,8 @@ def _ran(output: str) -> set[str]:
 #: retraining is compared byte for byte. The other configurations are variants of these (unit tests
 #: cover them); leaving them out keeps this test a few minutes shorter (CI time, issue 9).
 E2E_METHODS = ("fd_astar_lmcut", "fd_lama", "random_walk", "random_walk_novisit", "wl_xgb_delta", "fsf_lstm_delta",
-               "wl_identity", "embedplan_mlp", "embedplan_hyper", "embedplan_untrained", "embedplan_identity")
+               "wl_identity", "embedplan_mlp", "embedplan_hyper", "embedplan_untrained", "embedplan_identity",
+               "satr_encoder_cl")
 
 
 def _trim_methods(params_text: str) -> str:

@@ -20,6 +20,7 @@ REGISTRY: dict[str, str] = {
     "random_walk": "planarena.methods.random_walk:RandomWalk",
     "state_centric": "planarena.methods.state_centric.method:StateCentric",
     "embedplan": "planarena.methods.embedplan.method:EmbedPlan",
+    "satr": "planarena.methods.transformers.method:SATr",
 }
 
 

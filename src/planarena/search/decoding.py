@@ -53,7 +53,10 @@ class DecodeSettings:
     (released code: 10). ``beam_score``: ``step`` (paper: rank by this step's distance) or
     ``cumulative`` (code: sum of distances along the path). ``metric``: ``cosine`` | ``euclidean``
     | ``auto`` (cosine for state mode, Euclidean for delta mode, Table 6). ``revisit``: allow
-    successors already on the beam's path (paper: no).
+    successors already on the beam's path (paper: no). ``stop_on_cycle`` (beam width 1 with
+    revisits, a deterministic greedy policy such as Algorithm 4 of the symmetry-aware-transformers
+    paper): a problem whose chosen successor is already on its path ends ``unsolved`` at once,
+    since from there the policy repeats the same cycle until the horizon (same outcome, less time).
     """
 
     beam_width: int = 3
@@ -62,6 +65,7 @@ class DecodeSettings:
     beam_score: str = "step"
     metric: str = "auto"
     revisit: bool = False
+    stop_on_cycle: bool = False
 
     @classmethod
     def from_params(cls, d: dict | None) -> "DecodeSettings":
@@ -74,6 +78,8 @@ class DecodeSettings:
             raise ValueError(f"params: decode.beam_score={s.beam_score!r}; use step or cumulative")
         if s.metric not in ("auto", "cosine", "euclidean"):
             raise ValueError(f"params: decode.metric={s.metric!r}; use auto, cosine or euclidean")
+        if s.stop_on_cycle and (s.beam_width != 1 or not s.revisit):
+            raise ValueError("params: decode.stop_on_cycle needs beam_width 1 and revisit true (a greedy policy)")
         return s
 
     def resolved_metric(self, mode: str) -> str:
@@ -275,6 +281,10 @@ def decode_lockstep(
         for i, width in zip(active, widths):
             if width == 0:
                 finish(i, "unsolved", reason="dead end: every successor is on the beam path or none is applicable")
+            elif (settings.stop_on_cycle and next_beams[pos].state in beams[owners[chosen_all[pos]]].visited
+                  and not goals[i].holds(next_beams[pos].state)):
+                finish(i, "unsolved", reason="cycle: the greedy policy returned to a state on its path "
+                                             "(it would repeat the cycle until the horizon)")
             elif not ended(i, next_beams[pos:pos + width]):
                 keep.extend(range(pos, pos + width))
             pos += width
