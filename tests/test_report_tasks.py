@@ -244,3 +244,26 @@ def test_successor_set_headline_is_over_held_out_trajectories():
                rank_rec("m", "bw", "validation", "p1", 1, (1.0, 1, 1)),
                rank_rec("m", "bw", "train", "t1", 0, (0.0, 0, 0))]  # train: not a result
     assert held_out_mean(records, "hit@1") == {"m": pytest.approx((0.375 + 1.0) / 2)}
+
+
+def test_divergence_table_counts_diverged_seeds_per_method_and_domain():
+    """Table E.9's count, from records: a seed diverged if its records carry ``diverged_at`` or
+    have outcome ``diverged``; methods that do not report the field get no row."""
+    from planarena.report.sections.divergence import divergence_table, render as render_div
+
+    records = [
+        rec("satr_nocl", "blocksworld", "validation", "p1", 13, "unsolved", extra={"diverged_at": 400}),
+        rec("satr_nocl", "blocksworld", "validation", "p1", 14, "diverged"),
+        rec("satr_nocl", "blocksworld", "validation", "p1", 15, "solved", extra={"diverged_at": None}),
+        rec("satr_nocl", "gripper", "validation", "p9", 13, "solved", extra={"diverged_at": None}),
+        rec("satr_cl", "blocksworld", "validation", "p1", 13, "solved", extra={"diverged_at": None}),
+        rec("random_walk", "blocksworld", "validation", "p1", 13, "unsolved"),
+    ]
+    table = divergence_table(records)
+    rows = {r["method"]: r for r in table.to_dict("records")}
+    assert set(rows) == {"satr_cl", "satr_nocl"}
+    assert rows["satr_nocl"]["blocksworld"] == "2 of 3" and rows["satr_nocl"]["gripper"] == "0 of 1"
+    assert rows["satr_cl"]["blocksworld"] == "0 of 1" and rows["satr_cl"]["gripper"] == "–"
+    assert "## Training divergences" in render_div(table)
+    assert divergence_table([rec("random_walk", "blocksworld", "validation", "p1", 13)]) is None
+    assert render_div(None) == []

@@ -48,6 +48,7 @@ from planarena.report.records import (
     load_inputs,
 )
 from planarena.report.sections import (
+    divergence,
     cost,
     coverage,
     detail,
@@ -76,6 +77,7 @@ class Analysis:
     ceiling: list[str]
     successor_hit1: dict[str, float]
     quality: pd.DataFrame
+    divergence: pd.DataFrame | None
     problems: problems.Problems
     hitk: pd.DataFrame | None
     pool: pool.Pool | None
@@ -110,6 +112,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
                                          dict.fromkeys(cov["method"])),
         successor_hit1=hitk.held_out_mean(inputs.records, "hit@1"),
         quality=quality.quality_table(inputs.records, inputs.plan_records, index),
+        divergence=divergence.divergence_table(inputs.records),
         problems=problems.analyse(inputs.records, inputs.plan_records, index),
         hitk=hitk.successor_set_table([r for r in inputs.records if not is_pool_record(r)]),
         pool=pool.analyse(latest, inputs.traits, inputs.acp_dir),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from planarena.report.markdown import md_table
 from planarena.report.published.loader import PAPERS, PublishedPaper
 from planarena.report.sections import (
+    divergence,
     coverage,
     cost,
     detail,
@@ -76,9 +77,9 @@ DETAIL_PAGES: tuple[Page, ...] = (
     Page("problems.md", "Problems", "every check: errors, rejected plans, planning stage, empty splits, "
          "data consistency", lambda a, i, p: problems.render(a.problems)),
     Page("coverage.md", "Coverage and plan quality", "coverage per domain and split (train included), "
-         "horizon ceiling, plan quality QS / QS_S",
+         "horizon ceiling, plan quality QS / QS_S, training divergences",
          lambda a, i, p: [*coverage.render(a.coverage, a.coverage_sum, a.ceiling, a.traits), "",
-                          *quality.render(a.quality)]),
+                          *quality.render(a.quality), "", *divergence.render(a.divergence)]),
     Page("per-domain.md", "Per-domain detail", "solved / attempted / timeouts per domain, split and "
          "method, beside the reference planning stage", lambda a, i, p: detail.render(a.details)),
     Page("hitk.md", "Successor-set Hit@k", "Hit@1/3/5 per domain, split and reference plan, with the "

@@ -306,7 +306,8 @@ class SATr(Method):
                 continue
             batch.append(k)
             problems.append(problem)
-        extra = {k: info[k] for k in ("parameters", "best_step", "diverged_at") if info.get(k) is not None}
+        extra = {k: info[k] for k in ("parameters", "best_step") if info.get(k) is not None}
+        extra["diverged_at"] = info.get("diverged_at")  # None: did not diverge (report: Table E.9 counts)
         if batch:
             results = self._decode(model, problems, vocab, vocab.max_objects, horizon, seed,
                                    [tasks[k].time_limit for k in batch])

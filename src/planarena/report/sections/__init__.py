@@ -9,6 +9,7 @@ tables of ``coverage`` and ``ranking``, the problems box of ``problems`` and the
 ``info``            provenance, method settings, methods with results; method lines
 ``coverage``        held-out headline (method x split), per-domain pivots, ceiling
 ``quality``         plan quality QS / QS_S (symmetry-aware-transformers paper, Appendix E)
+``divergence``      training divergences per method and domain (the SATr paper's Table E.9)
 ``ranking``         the front page's successor-ranking tables (method x protocol Hit@k)
 ``hitk``            successor-set Hit@k pivots (and the task-metric table shared with schema)
 ``pool``            the candidate-pool page (with ``pool_reading``)
