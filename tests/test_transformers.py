@@ -176,3 +176,60 @@ def test_a_nan_loss_is_a_recorded_divergence_not_a_crash(tiny):
         model.readout[-1].bias.fill_(float("nan"))
     res = train_heuristic(model, PairBatches(vocab, [space]), TrainConfig(steps=20, batch=4, warmup=2), seed=0)
     assert res.status == "diverged" and res.diverged_at == 0 and res.state is None
+
+
+# ---------------------------------------------------------------------------------------------
+# PlanGPT token sequences (the baseline's input: sorted atoms, type-based renaming)
+# ---------------------------------------------------------------------------------------------
+
+
+def _gripper():
+    from planarena.methods.transformers.plangpt import object_types
+
+    static = ["(room rooma)", "(room roomb)", "(ball ball1)", "(ball ball2)", "(gripper left)", "(gripper right)"]
+    state = ["(at-robby rooma)", "(at ball1 rooma)", "(at ball2 rooma)", "(free left)", "(free right)"]
+    goal = ["(at ball1 roomb)", "(at ball2 roomb)"]
+    objects = ["rooma", "roomb", "ball1", "ball2", "left", "right"]
+    return object_types(objects, static), static, state, goal
+
+
+def test_plangpt_types_come_from_unary_static_atoms_and_renaming_keeps_them():
+    from planarena.methods.transformers.plangpt import object_types, type_renaming
+
+    types, *_ = _gripper()
+    assert types == {"rooma": "room", "roomb": "room", "ball1": "ball", "ball2": "ball",
+                     "left": "gripper", "right": "gripper"}
+    assert object_types(["a", "c"], ["(airport a)", "(location a)"]) == {"a": "airport+location", "c": "object"}
+    fixed = type_renaming(types, 4)
+    assert fixed["ball1"] == "ball_0" and fixed["ball2"] == "ball_1" and fixed["rooma"] == "room_0"
+    rnd = type_renaming(types, 4, np.random.default_rng(0))
+    assert all(rnd[o].startswith(types[o] + "_") for o in types)      # renamed within its type
+    assert len(set(rnd.values())) == len(rnd)                          # injective
+    with pytest.raises(ValueError, match="type 'ball' has 2 objects but only 1 names"):
+        type_renaming(types, 1)
+
+
+def test_plangpt_sequence_sorts_atoms_and_is_not_renaming_invariant():
+    """The prompt is <start> sorted state atoms <goal> sorted goal atoms <action>; a plan adds its
+    actions and <EOS>. Atom order in the input does not matter (PlanGPT pre-sorts), but the object
+    names do: another renaming gives another token sequence (Limitation 1), where the SATr
+    encoder's atom set only changes its object ids and its output is order-free by construction."""
+    from planarena.methods.transformers.plangpt import PlanGPTVocabulary, encode_sequence, type_renaming
+
+    types, static, state, goal = _gripper()
+    vocab = PlanGPTVocabulary(("at", "at-robby", "ball", "carry", "free", "gripper", "room"),
+                              ("drop", "move", "pick"), tuple(sorted(set(types.values()))), 4)
+    names = type_renaming(types, 4)
+    seq = encode_sequence(vocab, state + static, goal, names, plan=["(pick ball1 rooma left)"])
+    toks = [vocab.tokens[i] for i in seq]
+    assert toks[0] == "<start>" and toks[-1] == "<EOS>" and toks.count("<goal>") == toks.count("<action>") == 1
+    assert toks[toks.index("<action>") + 1:-1] == ["pick", "ball_0", "room_0", "gripper_0"]
+    assert toks[toks.index("<goal>") + 1:toks.index("<action>")] == ["at", "ball_0", "room_1", "at", "ball_1", "room_1"]
+    shuffled = list(reversed(state + static))
+    assert np.array_equal(encode_sequence(vocab, shuffled, goal, names), encode_sequence(vocab, state + static, goal, names))
+    other = type_renaming(types, 4, np.random.default_rng(7))
+    assert other != names
+    assert not np.array_equal(encode_sequence(vocab, state + static, goal, other),
+                              encode_sequence(vocab, state + static, goal, names))
+    with pytest.raises(ValueError, match="not in the PlanGPT vocabulary"):
+        encode_sequence(vocab, ["(lifted ball1)"], goal, names)
