@@ -12,7 +12,7 @@ from planarena.protocols.pool import (
     Corpus,
     PoolModel,
     TransitionTable,
-    content_key,
+    hash_str,
     objects_of,
     protocol_tasks,
     task_records,
@@ -47,7 +47,7 @@ def corpus(problems_per_domain=4, states=12, object_sets=None, keys=None) -> Cor
 def twin_keys(c: Corpus) -> np.ndarray:
     """Triple keys under which problems 0 and 1 have the same transitions (2 and 3 their own)."""
     pid = c.trans_problem
-    return np.asarray([content_key(f"{0 if pid[r] < 2 else int(pid[r])} {int(c.table.s[r]) % 12}")
+    return np.asarray([hash_str(f"{0 if pid[r] < 2 else int(pid[r])} {int(c.table.s[r]) % 12}")
                        for r in range(len(pid))])
 
 

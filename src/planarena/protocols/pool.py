@@ -42,7 +42,6 @@ alternative plans share most steps with the training plans (30-98 %). Therefore:
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from dataclasses import dataclass, field
@@ -165,9 +164,9 @@ def build_corpus(acp_dir: Path, emb_dir: Path | None, domains: list[str]) -> Cor
                 raise ValueError(f"{npz_path}: row counts of problem {prob.problem} differ from its dataset")
             pid = len(problems)
             problems.append((domain, prob.problem))
-            state_keys += [content_key("\n".join(sorted(st))) for st in prob.states]
-            action_keys += [content_key(a) for a in prob.actions]
-            problem_objects.append(content_key(" ".join(sorted(objects_of(prob)))))
+            state_keys += [hash_str("\n".join(sorted(st))) for st in prob.states]
+            action_keys += [hash_str(a) for a in prob.actions]
+            problem_objects.append(hash_str(" ".join(sorted(objects_of(prob)))))
             state_problem += [pid] * len(prob.states)
             state_domain += [di] * len(prob.states)
             index: dict[tuple[int, int, int], int] = {}
@@ -216,16 +215,11 @@ def build_corpus(acp_dir: Path, emb_dir: Path | None, domains: list[str]) -> Cor
         state_problem=np.asarray(state_problem, np.int64), state_domain=np.asarray(state_domain, np.int64),
     )
     sk, ak = np.asarray(state_keys, np.int64), np.asarray(action_keys, np.int64)
-    trans_key = np.asarray([content_key(f"{x} {y} {z}") for x, y, z in zip(sk[table.s], ak[table.a], sk[table.s2])],
+    trans_key = np.asarray([hash_str(f"{x} {y} {z}") for x, y, z in zip(sk[table.s], ak[table.a], sk[table.s2])],
                            np.int64)
     return Corpus(table=table, domains=list(domains), problems=problems,
                   trans_problem=np.asarray(tp_list, np.int64), plans=plans, counts=counts,
                   trans_key=trans_key, problem_objects=problem_objects)
-
-
-def content_key(text: str) -> int:
-    """A stable signed 63-bit hash of ``text`` (blake2b; equal text, equal key, in every process)."""
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little") >> 1
 
 
 def objects_of(prob) -> set[str]:

@@ -18,6 +18,7 @@ sorted after renaming, lexicographically by their tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -48,15 +49,15 @@ class PlanGPTVocabulary:
     types: tuple[str, ...]
     max_objects: int
 
-    @property
+    @cached_property
     def tokens(self) -> tuple[str, ...]:
-        cached = self.__dict__.get("_tokens")
-        if cached is None:
-            names = tuple(f"{t}_{i}" for t in self.types for i in range(self.max_objects))
-            cached = (*SPECIALS, *self.predicates, *self.actions, *names)
-            object.__setattr__(self, "_tokens", cached)
-            object.__setattr__(self, "_ids", {tok: i for i, tok in enumerate(cached)})
-        return cached
+        """Every token, in id order."""
+        names = tuple(f"{t}_{i}" for t in self.types for i in range(self.max_objects))
+        return (*SPECIALS, *self.predicates, *self.actions, *names)
+
+    @cached_property
+    def _ids(self) -> dict[str, int]:
+        return {tok: i for i, tok in enumerate(self.tokens)}
 
     @property
     def size(self) -> int:
@@ -69,9 +70,8 @@ class PlanGPTVocabulary:
         Raises:
             ValueError: not in the vocabulary (e.g. a type or predicate unseen in training).
         """
-        self.tokens  # noqa: B018 - builds the id map
         try:
-            return self.__dict__["_ids"][token]
+            return self._ids[token]
         except KeyError:
             raise ValueError(f"token {token!r} is not in the PlanGPT vocabulary") from None
 

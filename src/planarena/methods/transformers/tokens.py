@@ -21,6 +21,7 @@ Token ids: ``0`` padding, ``1 .. P`` the predicates, ``P+1 .. 2P`` their ``goal_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -78,13 +79,9 @@ class AtomVocabulary:
         """Id of object token ``obj_slot``."""
         return 1 + 2 * len(self.predicates) + int(slot)
 
-    @property
+    @cached_property
     def _index(self) -> dict[str, int]:
-        index = self.__dict__.get("_cached_index")
-        if index is None:
-            index = {p: i for i, p in enumerate(self.predicates)}
-            object.__setattr__(self, "_cached_index", index)
-        return index
+        return {p: i for i, p in enumerate(self.predicates)}
 
 
 def renaming(objects: Sequence[str], max_objects: int, rng: np.random.Generator | None = None) -> dict[str, int]:
