@@ -5,7 +5,16 @@ Source: ``../shared/papers/symmetry-aware-transformers.txt``, Appendix C ("we fu
 training instance and sample from the complete state space") and Appendix E: to draw a sample,
 pick a training problem uniformly, then a goal distance uniformly among those that occur in it,
 then a state uniformly among the states at that distance; the heuristic target is h* (the goal
-distance). Dead-end states (no goal reachable) have no finite h* and are never drawn.
+distance) and the plan generators' target is one optimal plan from that state, drawn uniformly
+among all of them (:func:`sample_plans`). Dead-end states (no goal reachable) have no finite h* and
+are never drawn.
+
+A training problem whose state space is too large to expand (``max_states``) can still give
+samples: :func:`trajectory_space` turns its reference plan into a chain "space" (the plan's states,
+each with the remaining plan length as its distance and the plan's next action as its only edge),
+so every suffix of the plan is a sample. This is the harness's choice for such domains (the paper
+expands every training problem, Appendix C); it is exact when the reference plan is optimal (Fast
+Downward A*+LM-cut) and an upper bound otherwise, and the method's train facts record which.
 
 The state spaces come from pymimir through
 :func:`planarena.datasets.acp.space.expand_state_space` (the harness's one expansion routine).
@@ -13,9 +22,10 @@ The state spaces come from pymimir through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -32,6 +42,9 @@ class ProblemSpace:
         static: its static atoms; ``goal``: its goal atoms.
         states: fluent atoms of every reachable state.
         distance: ``(S,)`` int64 goal distance of every state (-1: dead end).
+        successors: ``state -> [(action text, successor state)]`` (None: plans cannot be drawn).
+        source: ``"state space"`` (fully expanded) or ``"reference plan"`` (:func:`trajectory_space`).
+        optimal: whether ``distance`` is exact (False: a reference plan that is not known optimal).
     """
 
     name: str
@@ -40,11 +53,53 @@ class ProblemSpace:
     goal: list[str]
     states: list[list[str]]
     distance: np.ndarray
+    successors: Callable[[int], list[tuple[str, int]]] | None = None
+    source: str = "state space"
+    optimal: bool = True
+    _counts: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         d = np.asarray(self.distance, dtype=np.int64)
         self.distance = d
         self.levels = {int(k): np.nonzero(d == k)[0] for k in np.unique(d[d >= 0])}
+
+    def optimal_edges(self, state: int) -> list[tuple[str, int]]:
+        """The edges of ``state`` that lie on an optimal plan (successor one step closer), sorted."""
+        d = int(self.distance[state])
+        return sorted((a, t) for a, t in self.successors(state) if self.distance[t] == d - 1)
+
+    def plan_count(self, state: int) -> int:
+        """Number of optimal plans from ``state`` (exact integer, memoised; the recurrence of
+        :func:`planarena.datasets.acp.space.count_optimal_plans` evaluated lazily)."""
+        got = self._counts.get(state)
+        if got is None:
+            if self.distance[state] == 0:
+                got = 1
+            else:
+                got = sum(self.plan_count(t) for _, t in self.optimal_edges(state))
+            self._counts[state] = got
+        return got
+
+    def random_plan(self, state: int, rng: random.Random) -> list[str]:
+        """One optimal plan from ``state``, uniformly among all of them (action texts).
+
+        Raises:
+            ValueError: no successor function, or ``state`` is a dead end.
+        """
+        if self.successors is None:
+            raise ValueError(f"problem {self.name}: no successor function, so no plans can be drawn")
+        if self.distance[state] < 0:
+            raise ValueError(f"problem {self.name}: state {state} is a dead end")
+        plan = []
+        while self.distance[state] > 0:
+            rank = rng.randrange(self.plan_count(state))
+            for action, t in self.optimal_edges(state):
+                if rank < self.plan_count(t):
+                    plan.append(action)
+                    state = t
+                    break
+                rank -= self.plan_count(t)
+        return plan
 
     def atoms(self, state: int) -> list[str]:
         """Every atom of state ``state``: its fluent atoms and the static atoms."""
@@ -65,7 +120,23 @@ def expand(domain_file: str | Path, problem_file: str | Path, max_states: int) -
     space = expand_state_space(problem, max_states)
     return ProblemSpace(name=Path(problem_file).stem, objects=[str(o) for o in problem.get_objects()],
                         static=static_atoms(problem), goal=goal_atoms(problem), states=space.states,
-                        distance=np.asarray(space.goal_distance))
+                        distance=np.asarray(space.goal_distance), successors=space.successors)
+
+
+def trajectory_space(trajectory, objects: Sequence[str]) -> ProblemSpace:
+    """A chain :class:`ProblemSpace` of one reference plan (a
+    :class:`planarena.core.trajectories.Trajectory`): its states, distance = the remaining plan
+    length, one edge per state (the plan's next action). ``objects``: the problem's objects."""
+    n = len(trajectory.actions)
+    acts = list(trajectory.actions)
+
+    def successors(i: int) -> list[tuple[str, int]]:
+        return [(acts[i], i + 1)] if i < n else []
+
+    return ProblemSpace(name=trajectory.problem, objects=list(objects), static=list(trajectory.static),
+                        goal=list(trajectory.goal), states=[list(s) for s in trajectory.states],
+                        distance=np.arange(n, -1, -1), successors=successors, source="reference plan",
+                        optimal=bool(trajectory.optimal))
 
 
 def sample_heuristic(spaces: Sequence[ProblemSpace], n: int, rng: np.random.Generator) -> list[tuple[int, int, int]]:
@@ -89,4 +160,17 @@ def sample_heuristic(spaces: Sequence[ProblemSpace], n: int, rng: np.random.Gene
     return out
 
 
-__all__ = ["ProblemSpace", "expand", "sample_heuristic"]
+def sample_plans(spaces: Sequence[ProblemSpace], n: int, rng: np.random.Generator) -> list[tuple[int, int, list[str]]]:
+    """``n`` samples ``(problem index, state index, optimal plan)``: the state drawn as in
+    :func:`sample_heuristic`, then one optimal plan from it uniformly (Appendix E, step 4).
+
+    Raises:
+        ValueError: as :func:`sample_heuristic`, or a space without a successor function.
+    """
+    out = []
+    for p, s, _ in sample_heuristic(spaces, n, rng):
+        out.append((p, s, spaces[p].random_plan(s, random.Random(int(rng.integers(2**63))))))
+    return out
+
+
+__all__ = ["ProblemSpace", "expand", "sample_heuristic", "sample_plans", "trajectory_space"]

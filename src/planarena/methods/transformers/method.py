@@ -1,124 +1,102 @@
-"""The SATr heuristic model as a registry method: ``satr_encoder_cl`` / ``satr_encoder_nocl``.
+"""The symmetry-aware transformers and PlanGPT as registry methods (method ``satr``).
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt``: the encoder-only architecture
-(Section 4, Figure 1), trained on h* samples of fully expanded training state spaces (Appendix E),
-with or without the contrastive loss (Table 1's "Encoder (ours)" column and Table E.4's ablation),
-and planning by **greedy heuristic guidance** (Section 5, Algorithm 4): from the current state,
-apply the applicable action whose successor has the lowest predicted h; no cycle detection (the
-paper's "minimally-supportive" strategy), stop at the goal or after ``horizon`` actions.
+Source: ``../shared/papers/symmetry-aware-transformers.txt`` (Fritzsche, Gestrin, Seipp). One params
+block per leaderboard column of Table 1 / Table E.4:
 
-Train stage: one model per (domain, seed), independent units over ``jobs`` processes. Training
-problems are the suite's ``train`` split; the checkpoint kept is the best on the ``validation``
-split by greedy-guidance coverage, then fewer problems that ran into the horizon (Section E2's
-order, without the criteria that only plan generators have), then the later step. A run whose
-loss becomes NaN or spikes to a plateau is *diverged* (Figure E.1): its facts record the step; its
-best checkpoint before the divergence, if any, is evaluated (as the paper's best checkpoints
-are: Table E.9's diverged VisitAll encoders still have coverage in Table E.4), and records carry
-``diverged_at``; without one every attempt is outcome ``diverged``. A domain none of whose
-training problems has a state space within ``transformers.max_states`` gets no model: its
-attempts are ``unsolved`` with that reason (the method's data assumption, not a harness error).
+* ``arch: encoder`` (``satr_encoder_cl`` / ``_nocl``): the heuristic model (Section 4, Figure 1),
+  trained on h* (Rename-One), planning by greedy heuristic guidance (Algorithm 4,
+  :mod:`planarena.methods.transformers.guidance`).
+* ``arch: encdec`` (``satr_encdec_{cl,nocl}_<decoding>``): the SATr encoder-decoder, trained by
+  token cross-entropy on uniformly drawn optimal plans (Rename-Both).
+* ``arch: plangpt`` (``plangpt_{cl,nocl}_<decoding>``): the decoder-only baseline (Section 2).
+* ``contrastive``: with or without L_att + L_hid (Section 4); ``decoding`` (plan generators):
+  ``greedy`` | ``applicable`` | ``regrounding`` (Algorithms 1-3,
+  :mod:`planarena.methods.transformers.decode`).
 
-Evaluation: all problems of a (domain, split) decode together (:func:`planarena.search.decoding.
-decode_lockstep` with beam width 1 and revisits allowed: Algorithm 4 exactly), every step's
-successors of every problem scored in one batched forward pass; a problem whose greedy choice
-returns to a state on its path stops there (``stop_on_cycle``: the deterministic policy would
-repeat the cycle until the horizon, the same outcome). Object names are renamed at
-random (seeded by the evaluation seed and the problem), as the paper does for every input.
+Train stage: one model per (domain, seed), independent units over ``jobs`` processes, trained on
+the suite's ``train`` split (:mod:`planarena.methods.transformers.data`: every training problem's
+full state space, or its reference plan where the space exceeds ``transformers.max_states``; the
+facts record how many of each). The checkpoint kept is the best on the ``validation`` split by
+greedy coverage (Algorithm 1; Algorithm 4 for the encoder), then fewer problems at the token cap,
+fewer inapplicable, fewer malformed actions (Section E2's order; accuracy and loss are not
+computed), then the later step. The blocks of one (arch, contrastive) differ only in decoding, and
+one checkpoint serves every strategy (E2 selects with greedy decoding), so the model is trained
+once: the train stage stores it in a content-addressed cache (``data/cache/transformers/<key>``,
+key = the family's code, the ``transformers`` params, arch, loss, seeds and the data) and the
+other blocks copy it.
+
+A run whose loss becomes NaN or spikes to a plateau is *diverged* (Figure E.1): its facts record
+the step; its best checkpoint before the divergence, if any, is evaluated (as the paper's are: the
+diverged VisitAll encoders of Table E.9 still have coverage in Table E.4), and every record carries
+``diverged_at``; without one every attempt is outcome ``diverged``.
+
+Evaluation: all problems of a (domain, split) decode together in lockstep. Object names are renamed
+at random (seeded by the evaluation seed and the problem), as the paper does for every input. A
+problem with more objects than ``max_objects`` is unsolved with that reason (the paper's
+fixed-vocabulary limit, Section 6).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from planarena.config import get
-from planarena.core.io import atomic_write_json, derive_seed
-from planarena.core.pddl import atom_indices, atom_text, goal_atoms, load_problem, static_atoms
+from planarena.core.io import atomic_write_json, derive_seed, stable_hash
+from planarena.core.pddl import load_problem, static_atoms
 from planarena.core.problemset import ProblemSet
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
-from planarena.search.decoding import DecodeProblem, DecodeSettings, decode_lockstep
 
 FAMILY = "symmetry-aware-transformers"
+ARCHS = ("encoder", "encdec", "plangpt")
+TITLES = {"encoder": "SATr encoder", "encdec": "SATr encoder-decoder", "plangpt": "PlanGPT"}
 
 
-class ProblemTokens:
-    """Token rows of one pymimir problem's states under one object renaming: static and goal rows
-    once, each fluent atom's row once (by pymimir atom index), so a successor costs a lookup."""
+@dataclass(frozen=True)
+class Settings:
+    """The ``transformers`` params of one architecture: ``model`` the model sizes (dict),
+    ``train`` a :class:`~planarena.methods.transformers.train.TrainConfig`, ``max_objects`` object
+    names, ``max_states`` the largest training state space expanded, ``horizon`` Algorithm 4's
+    action cap, ``max_tokens`` Algorithms 1-3's token cap (Section 5: 500)."""
 
-    def __init__(self, vocab, problem, names: dict[str, int]):
-        from planarena.methods.transformers.tokens import encode_atoms
-
-        self.vocab, self.problem, self.names = vocab, problem, names
-        self.fixed = encode_atoms(vocab, static_atoms(problem), goal_atoms(problem), names)
-        self._rows: dict[tuple[int, int], np.ndarray] = {}
-
-    def rows(self, state) -> np.ndarray:
-        """``(N, 1 + m)`` token rows of ``state`` (fluent and derived atoms, statics, goal)."""
-        from planarena.methods.transformers.tokens import encode_atoms
-
-        fluent, derived = atom_indices(state)
-        out = [self.fixed]
-        for kind, indices in ((0, fluent), (1, derived)):
-            for i in indices:
-                row = self._rows.get((kind, i))
-                if row is None:
-                    text = atom_text(self.problem, i, derived=bool(kind))
-                    row = self._rows[(kind, i)] = encode_atoms(self.vocab, [text], [], self.names)
-                out.append(row)
-        return np.concatenate(out)
-
-
-class HeuristicScorer:
-    """:class:`planarena.search.decoding.SuccessorScorer` of Algorithm 4: a successor's score is
-    the model's h (lower is better); no per-beam context."""
-
-    def __init__(self, model, tokens: Sequence[ProblemTokens], chunk: int = 256):
-        self.model, self.tokens, self.chunk = model, list(tokens), chunk
-
-    def start(self, problems, states):
-        return None
-
-    def score(self, ctx, beam_problem, successors, owner):
-        import torch
-
-        from planarena.methods.transformers.tokens import pad_batch
-
-        which = beam_problem[owner]
-        rows = [self.tokens[int(p)].rows(s) for p, s in zip(which, successors)]
-        out = np.empty(len(rows), dtype=np.float64)
-        with torch.no_grad():
-            for lo in range(0, len(rows), self.chunk):
-                ids, mask = pad_batch(rows[lo:lo + self.chunk], self.tokens[0].vocab.width)
-                out[lo:lo + len(ids)] = self.model(torch.from_numpy(ids), torch.from_numpy(mask))[0].numpy()
-        return out, None
-
-    def select(self, cand_ctx, chosen):
-        return None
+    model: dict
+    train: Any
+    max_objects: int
+    max_states: int
+    horizon: int
+    max_tokens: int
 
 
 class SATr(Method):
-    """Symmetry-aware transformer configurations (params block keys: ``arch``: ``encoder``;
-    ``contrastive``: true | false; ``seeds``; ``splits``). Sizes and schedules come from the
-    ``transformers`` params section (:meth:`settings`)."""
+    """Symmetry-aware transformer configurations (params block keys: ``arch``, ``contrastive``,
+    ``decoding``, ``seeds``, ``splits``; sizes and schedules from the ``transformers`` section,
+    with per-architecture overrides under ``transformers.by_arch.<arch>``)."""
 
     family = FAMILY
     tasks = frozenset({"plan"})
     lockstep = True
     uses_params = ("transformers",)
-    data_deps = ("problems",)
+    data_deps = ("problems", "trajectories")
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
-        horizon = int(get(params, "transformers.horizon", 100))
+        arch = config.get("arch", "encoder")
         how = "with" if config.get("contrastive", True) else "without"
+        strategy = "heuristic guidance" if arch == "encoder" else config.get("decoding", "greedy")
         info = (("Symmetry-aware transformers",
                  "atom-level tokens, random object renaming, no positional encoding, shared layer weights, "
-                 "no layer norm; the encoder plans by greedy heuristic guidance (Algorithm 4); "
-                 "`*_cl` train with the contrastive loss (Rename-One), `*_nocl` without"),)
-        return ReportTraits(role="model", variant=f"{config.get('arch', 'encoder')} {how} CL", info=info,
+                 "no layer norm; the encoder plans by greedy heuristic guidance (Algorithm 4), the encoder-decoder "
+                 "and PlanGPT generate plans token by token (Algorithms 1-3: greedy, applicable-filtered, "
+                 "regrounding); `*_cl` train with the contrastive loss, `*_nocl` without"),
+                ("PlanGPT", "decoder-only GPT-2 baseline: sorted atoms, learned absolute positions, type-based random "
+                            "object renaming"))
+        horizon = int(get(params, "transformers.horizon", 100)) if arch == "encoder" else None
+        return ReportTraits(role="model", variant=f"{TITLES.get(arch, arch)} {how} CL, {strategy}", info=info,
                             horizon=horizon)
 
     def __init__(self, name, config, params, layout):
@@ -126,24 +104,33 @@ class SATr(Method):
         config = {"splits": list(splits), **config}
         super().__init__(name, config, params, layout)
         self.arch = config.get("arch", "encoder")
-        if self.arch != "encoder":
-            raise ValueError(f"params: methods.{name}.arch={self.arch!r}; built so far: encoder")
+        if self.arch not in ARCHS:
+            raise ValueError(f"params: methods.{name}.arch={self.arch!r}; one of {', '.join(ARCHS)}")
         self.contrastive = bool(config.get("contrastive", True))
+        from planarena.methods.transformers.decode import STRATEGIES
+
+        self.decoding = config.get("decoding", "guidance" if self.arch == "encoder" else "greedy")
+        allowed = ("guidance",) if self.arch == "encoder" else STRATEGIES
+        if self.decoding not in allowed:
+            raise ValueError(f"params: methods.{name}.decoding={self.decoding!r}; arch {self.arch} decodes with "
+                             f"{', '.join(allowed)}")
         self._ps: ProblemSet | None = None
         self._models: dict[tuple[str, int], Any] = {}
         self._facts: dict = {}
         self.model_dir: Path | None = None
 
     # -- settings --------------------------------------------------------------------------------
-    def settings(self):
-        """``(EncoderConfig, TrainConfig, max_objects, max_states, horizon)`` from ``transformers``."""
-        from planarena.methods.transformers.model import EncoderConfig
+    def settings(self) -> Settings:
+        """This architecture's :class:`Settings` from the ``transformers`` params section."""
         from planarena.methods.transformers.train import TrainConfig
 
         t = get(self.params, "transformers", {}) or {}
-        enc = EncoderConfig(**(t.get("model") or {}))
-        train = TrainConfig(**{**(t.get("train") or {}), "contrastive": self.contrastive})
-        return enc, train, int(t.get("max_objects", 64)), int(t.get("max_states", 20000)), int(t.get("horizon", 100))
+        over = ((t.get("by_arch") or {}).get(self.arch) or {})
+        model = {**(t.get("model") or {}), **(over.get("model") or {})}
+        train = {**(t.get("train") or {}), **(over.get("train") or {})}
+        train_cfg = TrainConfig(**{**train, "contrastive": self.contrastive, "rename_one": self.arch == "encoder"})
+        return Settings(model, train_cfg, int(t.get("max_objects", 64)), int(t.get("max_states", 20000)),
+                        int(t.get("horizon", 100)), int(t.get("max_tokens", 500)))
 
     @property
     def ps(self) -> ProblemSet:
@@ -154,66 +141,144 @@ class SATr(Method):
     def _seeds(self) -> list[int]:
         return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
 
-    # -- training --------------------------------------------------------------------------------
-    def _validator(self, domain: str, vocab, max_objects: int, horizon: int, seed: int):
-        """``validate(model) -> (coverage, -horizon hits)`` on the domain's validation split."""
-        entries = self.ps.select(domain=domain, split="validation")
-        problems = [load_problem(str(self.ps.domain_file(domain)), str(self.ps.problem_file(e))) for e in entries]
+    def _problems(self, domain: str, split: str) -> list:
+        return [load_problem(str(self.ps.domain_file(domain)), str(self.ps.problem_file(e)))
+                for e in self.ps.select(domain=domain, split=split)]
+
+    # -- models ----------------------------------------------------------------------------------
+    def _vocabulary(self, domain: str, spaces) -> dict:
+        """The JSON-able vocabulary of ``domain`` (the first training problem's domain, the object
+        types of every training problem for PlanGPT)."""
+        from planarena.methods.transformers.plangpt import object_types
+
+        first = load_problem(str(self.ps.domain_file(domain)),
+                             str(self.ps.problem_file(self.ps.select(domain=domain, split="train")[0])))
+        dom = first.get_domain()
+        preds = sorted({(p.get_name(), p.get_arity()) for p in dom.get_predicates()})
+        return {"predicates": [p for p, _ in preds], "max_arity": max((a for _, a in preds), default=0),
+                "actions": sorted(a.get_name().lower() for a in dom.get_actions()),
+                "types": sorted({t for sp in spaces for t in object_types(sp.objects, sp.static).values()}),
+                "max_objects": self.settings().max_objects}
+
+    def _build(self, vocab: dict):
+        """``(model, tokens)`` of this architecture for ``vocab`` (:meth:`_vocabulary`)."""
+        from planarena.methods.transformers.decoders import PlanGPT, PlanGPTConfig, SATrEncDec
+        from planarena.methods.transformers.model import EncoderConfig, SATrEncoder
+        from planarena.methods.transformers.plangpt import PlanGPTVocabulary
+        from planarena.methods.transformers.tokens import ActionVocabulary, AtomVocabulary
+
+        m = vocab["max_objects"]
+        model_cfg = self.settings().model
+        if self.arch == "plangpt":
+            v = PlanGPTVocabulary(tuple(vocab["predicates"]), tuple(vocab["actions"]), tuple(vocab["types"]), m)
+            cfg = {k: model_cfg[k] for k in ("d", "layers", "heads", "ff", "k", "dropout", "max_positions") if k in model_cfg}
+            return PlanGPT(v.size, PlanGPTConfig(**cfg)), v
+        atoms = AtomVocabulary(tuple(vocab["predicates"]), int(vocab["max_arity"]), m)
+        cfg = EncoderConfig(**{k: v for k, v in model_cfg.items() if k != "max_positions"})
+        if self.arch == "encoder":
+            return SATrEncoder(atoms.size, atoms.width, cfg), atoms
+        actions = ActionVocabulary(tuple(vocab["actions"]), m)
+        return SATrEncDec(atoms.size, atoms.width, actions.size, cfg), (atoms, actions)
+
+    def _training_data(self, domain: str) -> tuple[list, dict]:
+        """Training spaces of ``domain`` and their facts: every train problem's full state space,
+        else (space above ``max_states``) its reference-plan chain (:func:`data.trajectory_space`)."""
+        from planarena.core.trajectories import load_trajectories
+        from planarena.methods.transformers.data import expand, trajectory_space
+
+        max_states = self.settings().max_states
+        plans = {t.problem: t for t in load_trajectories(self.layout.trajectories, domain, "train")}
+        spaces, notes = [], []
+        for e in self.ps.select(domain=domain, split="train"):
+            try:
+                spaces.append(expand(self.ps.domain_file(domain), self.ps.problem_file(e), max_states))
+            except Exception as exc:  # SkipProblem (too large, unsolvable): fall back to the reference plan
+                traj = plans.get(e.problem)
+                if traj is None or not traj.actions:
+                    notes.append(f"{e.problem}: {exc}; no reference plan")
+                    continue
+                problem = load_problem(str(self.ps.domain_file(domain)), str(self.ps.problem_file(e)))
+                spaces.append(trajectory_space(traj, [str(o) for o in problem.get_objects()]))
+                notes.append(f"{e.problem}: {exc}; reference plan used ({'optimal' if traj.optimal else 'not known optimal'})")
+        facts = {"train_problems": len(spaces),
+                 "from_state_space": sum(s.source == "state space" for s in spaces),
+                 "from_reference_plan": sum(s.source == "reference plan" for s in spaces),
+                 "train_states": sum(len(s.states) for s in spaces), "data_notes": notes}
+        return spaces, facts
+
+    def _validator(self, domain: str, seed: int, tokens):
+        """``validate(model) -> score tuple`` on the domain's validation split (greedy decoding;
+        E2's order), or None without validation problems."""
+        problems = self._problems(domain, "validation")
         if not problems:
             return None
 
         def validate(model) -> tuple:
-            results = self._decode(model, problems, vocab, max_objects, horizon, seed, [float("inf")] * len(problems))
-            solved = sum(r.outcome == "solved" for r in results)
-            capped = sum("horizon" in (r.reason or "") for r in results)
-            return (solved / len(results), -capped / len(results))
+            results = self._plan(model, tokens, problems, seed, [float("inf")] * len(problems), "greedy")
+            n = len(results)
+            fail = [getattr(r, "failure", None) or r.reason or "" for r in results]
+            solved = sum(r.outcome == "solved" for r in results) / n
+            capped = sum(("token_cap" in f) or ("horizon" in f) for f in fail) / n
+            invalid = sum("inapplicable" in f for f in fail) / n
+            malformed = sum("malformed" in f for f in fail) / n
+            return (solved, -capped, -invalid, -malformed)
 
         return validate
 
+    def _train_key(self) -> str:
+        """Content key of this block's training (everything but ``decoding``)."""
+        from planarena.runner.inputs import code_fingerprint, folder_hash
+
+        return stable_hash({"arch": self.arch, "contrastive": self.contrastive, "seeds": self._seeds(),
+                            "transformers": get(self.params, "transformers", {}),
+                            "code": code_fingerprint(["planarena.methods.transformers.method",
+                                                      "planarena.methods.transformers.train",
+                                                      "planarena.methods.transformers.decode",
+                                                      "planarena.methods.transformers.guidance"]),
+                            "problems": folder_hash(self.layout.problems),
+                            "trajectories": folder_hash(self.layout.trajectories)}, n=16)
+
     def train(self, model_dir: Path) -> dict:
-        """One model per (domain, seed) (see the module docstring); ``facts.json`` per model:
-        status, steps, divergence step, kept checkpoint, parameters, training data sizes."""
-        from planarena.methods.transformers.data import expand
+        """One model per (domain, seed); ``facts.json`` per model (status, steps, divergence step,
+        kept checkpoint, parameters, training data), or a copy from the shared model cache."""
         from planarena.runner.executor import run_units
 
-        enc_cfg, train_cfg, max_objects, max_states, horizon = self.settings()
-        spaces: dict[str, list] = {}
-        skipped: dict[str, list[str]] = {}
-        for domain in self.ps.domains:
-            spaces[domain], skipped[domain] = [], []
-            for e in self.ps.select(domain=domain, split="train"):
-                try:
-                    spaces[domain].append(expand(self.ps.domain_file(domain), self.ps.problem_file(e), max_states))
-                except Exception as exc:  # SkipProblem (too large, unsolvable) is a recorded reason
-                    skipped[domain].append(f"{e.problem}: {exc}")
+        cache = self.layout.cache / "transformers" / self._train_key()
+        if (cache / "facts.json").exists():
+            shutil.copytree(cache, model_dir, dirs_exist_ok=True)
+            facts = json.loads((cache / "facts.json").read_text())
+            return {"trained": True, "from_cache": cache.name, "models": _statuses(facts)}
+
+        data = {d: self._training_data(d) for d in self.ps.domains}
 
         def fit(unit: tuple[str, int]) -> dict:
             import torch
 
-            from planarena.methods.transformers.model import SATrEncoder, count_parameters
-            from planarena.methods.transformers.tokens import AtomVocabulary
-            from planarena.methods.transformers.train import PairBatches, train_heuristic
+            from planarena.methods.transformers.batches import PairBatches, PlanBatches
+            from planarena.methods.transformers.model import count_parameters
+            from planarena.methods.transformers.train import train_generator, train_heuristic
 
             domain, seed = unit
-            if not spaces[domain]:
-                return {"status": "no data", "reason": f"no training problem of {domain} has a state space that "
-                                                        f"can be expanded ({'; '.join(skipped[domain])})"}
+            spaces, dfacts = data[domain]
+            if not spaces:
+                return {"status": "no data", "reason": f"no training problem of {domain} has a state space or a "
+                                                        f"reference plan ({'; '.join(dfacts['data_notes'])})"}
             torch.set_num_threads(1)
-            first = load_problem(str(self.ps.domain_file(domain)),
-                                 str(self.ps.problem_file(self.ps.select(domain=domain, split="train")[0])))
-            vocab = AtomVocabulary.of_domain(first, max_objects)
+            vocab = self._vocabulary(domain, spaces)
             torch.manual_seed(seed)
-            model = SATrEncoder(vocab.size, vocab.width, enc_cfg)
-            res = train_heuristic(model, PairBatches(vocab, spaces[domain]), train_cfg, seed,
-                                  self._validator(domain, vocab, max_objects, horizon, seed))
+            model, tokens = self._build(vocab)
+            cfg = self.settings().train
+            validate = self._validator(domain, seed, tokens)
+            if self.arch == "encoder":
+                res = train_heuristic(model, PairBatches(tokens, spaces), cfg, seed, validate)
+            else:
+                res = train_generator(model, PlanBatches(self.arch, tokens, spaces), cfg, seed, validate)
             out = model_dir / domain / f"seed{seed}"
             out.mkdir(parents=True, exist_ok=True)
             info = {"status": res.status, "steps_run": res.steps_run, "diverged_at": res.diverged_at,
                     "best_step": res.best_step, "best_score": list(res.best_score) if res.best_score else None,
                     "final_loss": res.losses[-1] if res.losses else None, "parameters": count_parameters(model),
-                    "train_problems": len(spaces[domain]), "train_states": sum(len(s.states) for s in spaces[domain]),
-                    "skipped_problems": skipped[domain], "vocabulary": list(vocab.predicates),
-                    "max_arity": vocab.max_arity, "max_objects": max_objects, "checkpoint": res.state is not None}
+                    **dfacts, "vocabulary": vocab, "checkpoint": res.state is not None}
             if res.state is not None:
                 torch.save(res.state, out / "model.pt")
             atomic_write_json(out / "facts.json", info, default=float)
@@ -226,8 +291,12 @@ class SATr(Method):
             times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
             facts["domains"][domain][f"seed{seed}"] = info
         atomic_write_json(model_dir / "facts.json", facts, default=float)
-        return {"trained": True, "models": {d: {k: v.get("status") for k, v in f.items()}
-                                             for d, f in facts["domains"].items()}, "unit_times_s": times}
+        tmp = cache.with_name(cache.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(model_dir, tmp, ignore=shutil.ignore_patterns("train.json"))
+        shutil.rmtree(cache, ignore_errors=True)
+        tmp.rename(cache)
+        return {"trained": True, "models": _statuses(facts), "unit_times_s": times}
 
     def load(self, model_dir: Path) -> None:
         self.model_dir = Path(model_dir)
@@ -235,14 +304,12 @@ class SATr(Method):
         self._facts = json.loads(f.read_text()) if f.exists() else {"domains": {}}
 
     def _model(self, domain: str, seed: int):
-        """``(model, vocab, facts)`` of (domain, seed), or an ``Attempt`` for every task when there
-        is no usable checkpoint."""
+        """``(model, tokens, facts)`` of (domain, seed), or an ``Attempt`` for every task when there
+        is no usable checkpoint. Inference runs in float64, so that a plan does not depend on the
+        lockstep batch it was decoded in (float32 rounding differs with batch shapes)."""
         key = (domain, seed)
         if key not in self._models:
             import torch
-
-            from planarena.methods.transformers.model import SATrEncoder
-            from planarena.methods.transformers.tokens import AtomVocabulary
 
             info = self._facts.get("domains", {}).get(domain, {}).get(f"seed{seed}")
             if info is None:
@@ -251,39 +318,70 @@ class SATr(Method):
                 self._models[key] = Attempt("diverged", failure_reason=f"training diverged at step "
                                                                       f"{info.get('diverged_at')} before any checkpoint")
             elif info.get("status") == "no data":
-                # the method's data assumption (fully expanded training state spaces) does not hold
-                # at this profile: a limitation of the configuration, recorded as unsolved
+                # the method's data assumption does not hold at this profile: recorded as unsolved
                 self._models[key] = Attempt("unsolved", failure_reason=f"no model: {info.get('reason')}")
             elif not info.get("checkpoint"):
                 self._models[key] = Attempt("error", failure_reason=info.get("reason", "training failed"))
             else:
-                vocab = AtomVocabulary(tuple(info["vocabulary"]), int(info["max_arity"]), int(info["max_objects"]))
-                model = SATrEncoder(vocab.size, vocab.width, self.settings()[0])
+                model, tokens = self._build(info["vocabulary"])
                 model.load_state_dict(torch.load(self.model_dir / domain / f"seed{seed}" / "model.pt", weights_only=True))
-                self._models[key] = (model.eval(), vocab, info)
+                self._models[key] = (model.eval().double(), tokens, info)
         return self._models[key]
 
     # -- planning --------------------------------------------------------------------------------
-    def _decode(self, model, problems, vocab, max_objects, horizon, seed, limits):
-        """Algorithm 4 over pymimir ``problems`` in lockstep, each under its seeded random renaming."""
-        from planarena.methods.transformers.tokens import renaming
+    def _plan(self, model, tokens, problems, seed: int, limits, strategy: str) -> list:
+        """Plan every pymimir problem of ``problems`` (one domain) with ``strategy``, each under its
+        seeded random renaming; :class:`~planarena.methods.transformers.decode.GenResult` or
+        :class:`~planarena.search.decoding.DecodeResult` per problem."""
+        from planarena.methods.transformers.tokens import ProblemTokens, renaming
 
-        tokens = []
-        for p in problems:
-            rng = np.random.default_rng(derive_seed(seed, "satr-renaming", p.get_name()))
-            tokens.append(ProblemTokens(vocab, p, renaming([str(o) for o in p.get_objects()], max_objects, rng)))
-        todo = [DecodeProblem(p, len(p.get_objects()), lim) for p, lim in zip(problems, limits)]
-        settings = DecodeSettings(beam_width=1, horizon=horizon, revisit=True, stop_on_cycle=True)
-        return decode_lockstep(todo, HeuristicScorer(model, tokens), settings)
+        s = self.settings()
+        rngs = [np.random.default_rng(derive_seed(seed, "satr-renaming", p.get_name())) for p in problems]
+        if self.arch == "encoder":
+            from planarena.methods.transformers.guidance import guide
+
+            toks = [ProblemTokens(tokens, p, renaming([str(o) for o in p.get_objects()], s.max_objects, r))
+                    for p, r in zip(problems, rngs)]
+            return guide(model, problems, toks, s.horizon, limits)
+        from planarena.methods.transformers.decode import EncDecAdapter, PlanGPTAdapter, decode_plans
+
+        if self.arch == "encdec":
+            slots = [renaming([str(o) for o in p.get_objects()], s.max_objects, r) for p, r in zip(problems, rngs)]
+            adapter = EncDecAdapter(model, tokens[0], tokens[1], problems, slots)
+        else:
+            from planarena.methods.transformers.plangpt import object_types, type_renaming
+
+            names = [type_renaming(object_types([str(o) for o in p.get_objects()], static_atoms(p)), s.max_objects, r)
+                     for p, r in zip(problems, rngs)]
+            adapter = PlanGPTAdapter(model, tokens, problems, names)
+        return decode_plans(problems, adapter, strategy, s.max_tokens, limits)
+
+    def _unfit(self, problem, tokens) -> str | None:
+        """Why ``problem`` cannot be put to the model (too many objects, an object type PlanGPT
+        never saw), or None."""
+        n = len(problem.get_objects())
+        m = self.settings().max_objects
+        if n > m:
+            return f"{n} objects but max_objects={m}"
+        if self.arch == "plangpt":
+            from planarena.methods.transformers.plangpt import object_types
+
+            types = object_types([str(o) for o in problem.get_objects()], static_atoms(problem))
+            unseen = sorted(set(types.values()) - set(tokens.types))
+            if unseen:
+                return f"object type(s) {', '.join(unseen)} not in PlanGPT's training vocabulary"
+            per_type = max(list(types.values()).count(t) for t in set(types.values()))
+            if per_type > m:
+                return f"{per_type} objects of one type but max_objects={m}"
+        return None
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
-        """Greedy heuristic guidance of one task (:meth:`solve_batch`)."""
+        """Plan one task (:meth:`solve_batch`)."""
         return self.solve_batch([task], seed)[0]
 
     def solve_batch(self, tasks: list[PlanningTask], seed: int) -> list[Attempt]:
-        """Algorithm 4 for every task (one domain) in lockstep; ``wall_time`` is each problem's
-        share of the decoding time. A problem with more objects than object tokens is
-        ``unsolved`` with that reason (the paper's fixed-vocabulary limit)."""
+        """Plan every task (one domain) in lockstep; ``wall_time`` is each problem's share of the
+        decoding time."""
         import torch
 
         domains = {t.entry.domain for t in tasks}
@@ -293,29 +391,33 @@ class SATr(Method):
         got = self._model(domain, seed)
         if isinstance(got, Attempt):
             return [Attempt(got.outcome, failure_reason=got.failure_reason) for _ in tasks]
-        model, vocab, info = got
+        model, tokens, info = got
         torch.set_num_threads(1)
-        _, _, _, _, horizon = self.settings()
         attempts: list[Attempt | None] = [None] * len(tasks)
         batch, problems = [], []
         for k, task in enumerate(tasks):
             problem = load_problem(str(task.domain_file), str(task.problem_file))
-            if len(problem.get_objects()) > vocab.max_objects:
-                attempts[k] = Attempt("unsolved", failure_reason=f"{len(problem.get_objects())} objects but "
-                                                                 f"max_objects={vocab.max_objects}")
+            why = self._unfit(problem, tokens)
+            if why:
+                attempts[k] = Attempt("unsolved", failure_reason=why)
                 continue
             batch.append(k)
             problems.append(problem)
         extra = {k: info[k] for k in ("parameters", "best_step") if info.get(k) is not None}
         extra["diverged_at"] = info.get("diverged_at")  # None: did not diverge (report: Table E.9 counts)
+        extra["strategy"] = self.decoding
         if batch:
-            results = self._decode(model, problems, vocab, vocab.max_objects, horizon, seed,
-                                   [tasks[k].time_limit for k in batch])
+            results = self._plan(model, tokens, problems, seed, [tasks[k].time_limit for k in batch], self.decoding)
             for k, res in zip(batch, results):
+                own = {"steps": res.steps} if self.arch == "encoder" else {"tokens": res.tokens, "failure": res.failure,
+                                                                          **res.extra}
                 attempts[k] = Attempt(res.outcome, res.plan, failure_reason=res.reason, wall_time=res.time_s,
-                                      extra={"steps": res.steps, "time_per_step_s": round(res.time_per_step_s, 5),
-                                             "strategy": "greedy heuristic guidance (Algorithm 4)", **extra})
+                                      extra={**own, **extra})
         return attempts  # type: ignore[return-value]
 
 
-__all__ = ["FAMILY", "HeuristicScorer", "ProblemTokens", "SATr"]
+def _statuses(facts: dict) -> dict:
+    return {d: {k: v.get("status") for k, v in f.items()} for d, f in facts.get("domains", {}).items()}
+
+
+__all__ = ["ARCHS", "FAMILY", "SATr", "Settings"]

@@ -120,10 +120,40 @@ def contrastive_loss(out_a, out_b, mask: torch.Tensor, k: int) -> tuple[torch.Te
     return l_att, l_hid
 
 
+def _gather_tokens(x: torch.Tensor, perm: torch.Tensor, dim: int) -> torch.Tensor:
+    """``x`` with its token axis ``dim`` reordered per batch row by ``perm`` (B, T)."""
+    shape = [1] * x.dim()
+    shape[0], shape[dim] = perm.shape
+    idx = perm.view(shape).expand(*[x.shape[i] if i != dim else perm.shape[1] for i in range(x.dim())])
+    return x.gather(dim, idx)
+
+
+def pair_losses(out_a, out_b, k: int, perm: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(L_att, L_hid)`` (Section 4) of two plan-generator passes
+    (:class:`planarena.methods.transformers.decoders.GeneratorOutput`) over renamed copies: every
+    attention module (encoder self-, decoder self- and cross-attention, each layer application)
+    and every hidden state after every layer, first ``k`` dimensions; squared differences over
+    real tokens, summed, divided by the batch size. ``perm`` (B, T): copy b's token index of
+    copy a's token ``t`` (PlanGPT sorts atoms after renaming, so the copies' token orders differ;
+    None: the same order, as for the SATr models)."""
+    b = out_a.logits.shape[0]
+    l_att = out_a.logits.new_zeros(())
+    for (a, qm, km), (c, _, _) in zip(out_a.attention, out_b.attention):
+        if perm is not None:
+            c = _gather_tokens(_gather_tokens(c, perm, 2), perm, 3)
+        l_att = l_att + ((a - c) ** 2 * (qm[:, None, :, None] & km[:, None, None, :])).sum()
+    l_hid = out_a.logits.new_zeros(())
+    for (a, m), (c, _) in zip(out_a.hidden, out_b.hidden):
+        if perm is not None:
+            c = _gather_tokens(c, perm, 1)
+        l_hid = l_hid + (((a[..., :k] - c[..., :k]) ** 2) * m[..., None]).sum()
+    return l_att / b, l_hid / b
+
+
 def count_parameters(model: nn.Module) -> int:
     """Trainable parameters of ``model``."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 __all__ = ["AtomEmbedding", "EncoderConfig", "SATrEncoder", "SharedEncoderLayer", "contrastive_loss",
-           "count_parameters"]
+           "count_parameters", "pair_losses"]

@@ -101,27 +101,49 @@ def _atom_tokens(text: str, names: dict[str, str]) -> tuple[str, ...]:
 
 
 def encode_sequence(vocab: PlanGPTVocabulary, state: Sequence[str], goal: Sequence[str], names: dict[str, str],
-                    plan: Sequence[str] | None = None) -> np.ndarray:
+                    plan: Sequence[str] | None = None, with_origin: bool = False):
     """PlanGPT's token ids: ``<start>`` sorted renamed state atoms ``<goal>`` sorted renamed goal
     atoms ``<action>`` (the prompt), then, if ``plan`` is given, its renamed actions and ``<EOS>``.
+
+    With ``with_origin`` also returns ``origin`` (T,) int64: for each token, a number that names the
+    same token of the input whatever the renaming (atom ``i`` of ``state`` / ``goal`` in the given
+    order, argument ``j``), so two renamed copies can be aligned token by token (the contrastive
+    loss, :func:`planarena.methods.transformers.model.pair_losses`).
 
     Raises:
         ValueError: a negative goal literal, or a token outside the vocabulary.
     """
     if any(g.lstrip("( ").startswith("not") for g in goal):
         raise ValueError("PlanGPT goal tokens are atoms: negative goal literals are not supported")
-    seq = ["<start>"]
-    for atom in sorted(_atom_tokens(a, names) for a in state):
-        seq += atom
-    seq.append("<goal>")
-    for atom in sorted(_atom_tokens(a, names) for a in goal):
-        seq += atom
-    seq.append("<action>")
+    width = 1 + max((len(split_atom(a)[1]) for a in (*state, *goal)), default=0)
+    seq, origin = ["<start>"], [0]
+    for marker, group, base in (("<goal>", state, 1), ("<action>", goal, 1 + width * len(state))):
+        for toks, i in sorted((_atom_tokens(a, names), i) for i, a in enumerate(group)):
+            seq += toks
+            origin += [base + width * i + j for j in range(len(toks))]
+        seq.append(marker)
+        origin.append(-len(seq))
     if plan is not None:
         for action in plan:
             seq += _atom_tokens(action, names)
         seq.append("<EOS>")
-    return np.asarray([vocab.id(t) for t in seq], dtype=np.int64)
+        origin += [-(n + 1) for n in range(len(origin), len(seq))]
+    ids = np.asarray([vocab.id(t) for t in seq], dtype=np.int64)
+    return (ids, np.asarray(origin, dtype=np.int64)) if with_origin else ids
 
 
-__all__ = ["SPECIALS", "PlanGPTVocabulary", "encode_sequence", "object_types", "type_renaming"]
+def alignment(origin_a: np.ndarray, origin_b: np.ndarray) -> np.ndarray:
+    """``perm`` (T,): the position in copy b of copy a's token ``t`` (:func:`encode_sequence`'s
+    ``origin`` of two renamed copies of one sample).
+
+    Raises:
+        ValueError: the copies do not hold the same tokens.
+    """
+    where = {int(o): t for t, o in enumerate(origin_b)}
+    try:
+        return np.asarray([where[int(o)] for o in origin_a], dtype=np.int64)
+    except KeyError:
+        raise ValueError("the two sequences are not renamed copies of one sample") from None
+
+
+__all__ = ["SPECIALS", "PlanGPTVocabulary", "alignment", "encode_sequence", "object_types", "type_renaming"]

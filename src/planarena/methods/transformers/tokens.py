@@ -156,4 +156,84 @@ def pad_batch(seqs: Sequence[np.ndarray], width: int) -> tuple[np.ndarray, np.nd
     return out, mask
 
 
-__all__ = ["PAD", "AtomVocabulary", "encode_atoms", "local_rows", "pad_batch", "rename_rows", "renaming"]
+@dataclass(frozen=True)
+class ActionVocabulary:
+    """The SATr encoder-decoder's output tokens (Figure A.1): ``0`` padding, ``1`` ``<BOS>``, ``2``
+    ``<EOS>``, then the domain's action names (sorted), then the object tokens ``obj_0 ..
+    obj_{M-1}`` (the same renaming as the encoder's input, so a plan names objects by slot)."""
+
+    actions: tuple[str, ...]
+    max_objects: int
+
+    BOS = 1
+    EOS = 2
+
+    @classmethod
+    def of_domain(cls, problem, max_objects: int) -> "ActionVocabulary":
+        """The vocabulary of ``problem``'s domain (a pymimir problem)."""
+        return cls(tuple(sorted(a.get_name().lower() for a in problem.get_domain().get_actions())), int(max_objects))
+
+    @property
+    def size(self) -> int:
+        """Number of token ids."""
+        return 3 + len(self.actions) + self.max_objects
+
+    @cached_property
+    def _action_ids(self) -> dict[str, int]:
+        return {a: 3 + i for i, a in enumerate(self.actions)}
+
+    def action_id(self, name: str) -> int:
+        """Id of action ``name``.
+
+        Raises:
+            ValueError: the domain has no such action.
+        """
+        try:
+            return self._action_ids[name]
+        except KeyError:
+            raise ValueError(f"action {name!r} is not in the domain's actions {list(self.actions)}") from None
+
+    def object_id(self, slot: int) -> int:
+        """Id of object token ``obj_slot``."""
+        return 3 + len(self.actions) + int(slot)
+
+    def encode_plan(self, plan: Sequence[str], names: dict[str, int]) -> np.ndarray:
+        """Decoder input ``<BOS> a_1 o .. a_n o ..`` and target ``a_1 o .. <EOS>`` (both (T,) int64)
+        of ``plan`` (action texts) under the renaming ``names``."""
+        toks = [self.BOS]
+        for text in plan:
+            name, args = split_atom(text)
+            toks += [self.action_id(name), *(self.object_id(names[a]) for a in args)]
+        toks.append(self.EOS)
+        arr = np.asarray(toks, dtype=np.int64)
+        return arr[:-1], arr[1:]
+
+
+class ProblemTokens:
+    """Token rows of one pymimir problem's states under one object renaming: static and goal rows
+    once, each fluent atom's row once (by pymimir atom index), so a successor costs a lookup."""
+
+    def __init__(self, vocab: AtomVocabulary, problem, names: dict[str, int]):
+        from planarena.core.pddl import goal_atoms, static_atoms
+
+        self.vocab, self.problem, self.names = vocab, problem, names
+        self.fixed = encode_atoms(vocab, static_atoms(problem), goal_atoms(problem), names)
+        self._rows: dict[tuple[int, int], np.ndarray] = {}
+
+    def rows(self, state) -> np.ndarray:
+        """``(N, 1 + m)`` token rows of ``state`` (fluent and derived atoms, statics, goal)."""
+        from planarena.core.pddl import atom_indices, atom_text
+
+        fluent, derived = atom_indices(state)
+        out = [self.fixed]
+        for kind, indices in ((0, fluent), (1, derived)):
+            for i in indices:
+                row = self._rows.get((kind, i))
+                if row is None:
+                    text = atom_text(self.problem, i, derived=bool(kind))
+                    row = self._rows[(kind, i)] = encode_atoms(self.vocab, [text], [], self.names)
+                out.append(row)
+        return np.concatenate(out)
+
+
+__all__ = ["PAD", "ActionVocabulary", "AtomVocabulary", "ProblemTokens", "encode_atoms", "local_rows", "pad_batch", "rename_rows", "renaming"]

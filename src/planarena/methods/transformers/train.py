@@ -19,14 +19,13 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
-from planarena.methods.transformers.data import ProblemSpace, sample_heuristic
-from planarena.methods.transformers.model import SATrEncoder, contrastive_loss
-from planarena.methods.transformers.tokens import AtomVocabulary, local_rows, pad_batch, rename_rows
+from planarena.methods.transformers.batches import PairBatches, PlanBatches  # noqa: F401 (re-exported)
+from planarena.methods.transformers.model import SATrEncoder, contrastive_loss, pair_losses
 
 
 @dataclass(frozen=True)
@@ -99,54 +98,19 @@ class TrainResult:
     seconds: float = 0.0
 
 
-class PairBatches:
-    """Renamed pairs of heuristic samples (see the module docstring), tokenised once per state."""
+def fit(model, step_loss: Callable[[np.random.Generator], torch.Tensor], cfg: TrainConfig, seed: int,
+        validate: Callable[[Any], tuple] | None = None) -> TrainResult:
+    """Train ``model`` in place with ``step_loss(rng)`` (the loss of one freshly drawn batch); return
+    the :class:`TrainResult` with the kept checkpoint's weights.
 
-    def __init__(self, vocab: AtomVocabulary, spaces: Sequence[ProblemSpace]):
-        self.vocab, self.spaces = vocab, list(spaces)
-        self._rows: dict[tuple[int, int], np.ndarray] = {}
-
-    def rows(self, p: int, s: int) -> np.ndarray:
-        key = (p, s)
-        hit = self._rows.get(key)
-        if hit is None:
-            sp = self.spaces[p]
-            hit = self._rows[key] = local_rows(self.vocab, sp.atoms(s), sp.goal, sp.objects)
-        return hit
-
-    def draw(self, n: int, rng: np.random.Generator, rename_one: bool):
-        """``(ids_a, ids_b, mask, h*)`` tensors for ``n`` samples: ``ids_a`` under the fixed
-        renaming (Rename-One) or a random one, ``ids_b`` under a random renaming."""
-        m = self.vocab.max_objects
-        a, b, targets = [], [], []
-        for p, s, h in sample_heuristic(self.spaces, n, rng):
-            rows = self.rows(p, s)
-            k = len(set(self.spaces[p].objects))
-            if k > m:
-                raise ValueError(f"problem {self.spaces[p].name}: {k} objects but max_objects={m}")
-            slot_a = np.arange(k) if rename_one else rng.choice(m, size=k, replace=False)
-            a.append(rename_rows(self.vocab, rows, slot_a))
-            b.append(rename_rows(self.vocab, rows, rng.choice(m, size=k, replace=False)))
-            targets.append(h)
-        ids_a, mask = pad_batch(a, self.vocab.width)
-        ids_b, _ = pad_batch(b, self.vocab.width)
-        return (torch.from_numpy(ids_a), torch.from_numpy(ids_b), torch.from_numpy(mask),
-                torch.tensor(targets, dtype=torch.float32))
-
-
-def train_heuristic(model: SATrEncoder, batches: PairBatches, cfg: TrainConfig, seed: int,
-                    validate: Callable[[SATrEncoder], tuple] | None = None) -> TrainResult:
-    """Train ``model`` in place; return the :class:`TrainResult` with the kept checkpoint's weights.
-
-    ``validate(model)`` returns a score tuple, higher is better (e.g. ``(coverage, -horizon
-    hits)``); it runs every ``cfg.eval_every`` steps and at the end, and the best checkpoint is
-    kept (ties: the later one, which has trained longer). A diverged run stops at the divergence
-    and keeps its best checkpoint before it, if any; it never raises.
+    ``validate(model)`` returns a score tuple, higher is better (e.g. ``(coverage, -cap hits)``);
+    it runs every ``cfg.eval_every`` steps and at the end, and the best checkpoint is kept (ties:
+    the later one, which has trained longer). A diverged run stops at the divergence and keeps its
+    best checkpoint before it, if any; it never raises.
     """
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay)
-    w1, w2, w3 = cfg.weights
     start = time.perf_counter()
     res = TrainResult("ok", 0)
 
@@ -164,13 +128,7 @@ def train_heuristic(model: SATrEncoder, batches: PairBatches, cfg: TrainConfig, 
     for step in range(cfg.steps):
         for g in opt.param_groups:
             g["lr"] = learning_rate(step, cfg)
-        ids_a, ids_b, mask, h = batches.draw(cfg.batch, rng, cfg.rename_one)
-        out_a, out_b = model(ids_a, mask), model(ids_b, mask)
-        l_pred = 0.5 * (torch.mean((out_a[0] - h) ** 2) + torch.mean((out_b[0] - h) ** 2))
-        loss = w1 * l_pred
-        if cfg.contrastive:
-            l_att, l_hid = contrastive_loss(out_a, out_b, mask, model.cfg.k)
-            loss = loss + w2 * l_att + w3 * l_hid
+        loss = step_loss(rng)
         res.losses.append(float(loss.detach()))
         res.steps_run = step + 1
         if not math.isfinite(res.losses[-1]):
@@ -192,4 +150,49 @@ def train_heuristic(model: SATrEncoder, batches: PairBatches, cfg: TrainConfig, 
     return res
 
 
-__all__ = ["PairBatches", "TrainConfig", "TrainResult", "divergence_step", "learning_rate", "train_heuristic"]
+def train_heuristic(model: SATrEncoder, batches: PairBatches, cfg: TrainConfig, seed: int,
+                    validate: Callable[[SATrEncoder], tuple] | None = None) -> TrainResult:
+    """Train the heuristic model (:func:`fit`): MSE to h* on both renamed copies, plus the
+    contrastive terms when ``cfg.contrastive`` (Section 4, Appendix E)."""
+    w1, w2, w3 = cfg.weights
+
+    def step_loss(rng):
+        ids_a, ids_b, mask, h = batches.draw(cfg.batch, rng, cfg.rename_one)
+        out_a, out_b = model(ids_a, mask), model(ids_b, mask)
+        loss = w1 * 0.5 * (torch.mean((out_a[0] - h) ** 2) + torch.mean((out_b[0] - h) ** 2))
+        if cfg.contrastive:
+            l_att, l_hid = contrastive_loss(out_a, out_b, mask, model.cfg.k)
+            loss = loss + w2 * l_att + w3 * l_hid
+        return loss
+
+    return fit(model, step_loss, cfg, seed, validate)
+
+
+def generator_losses(model, batch: dict, cfg: TrainConfig, k: int) -> torch.Tensor:
+    """``w1 L_pred + w2 L_att + w3 L_hid`` of one batch of renamed pairs (a :meth:`PlanBatches.draw`
+    dict): L_pred the token cross-entropy, averaged over the real target tokens of both copies;
+    the contrastive terms over every hidden state and attention module (Section 4)."""
+    w1, w2, w3 = cfg.weights
+    out_a, out_b = model(*batch["a"]), model(*batch["b"])
+    tgt, weight = batch["target"], batch["target_mask"].float()
+    ce = torch.nn.functional.cross_entropy
+    l_pred = sum((ce(o.logits.flatten(0, 1), t.flatten(), reduction="none") * weight.flatten()).sum()
+                 for o, t in ((out_a, tgt[0]), (out_b, tgt[1]))) / (2 * weight.sum())
+    loss = w1 * l_pred
+    if cfg.contrastive:
+        l_att, l_hid = pair_losses(out_a, out_b, k, batch.get("perm"))
+        loss = loss + w2 * l_att + w3 * l_hid
+    return loss
+
+
+def train_generator(model, batches: "PlanBatches", cfg: TrainConfig, seed: int,
+                    validate: Callable[[Any], tuple] | None = None) -> TrainResult:
+    """Train a plan generator (:class:`~planarena.methods.transformers.decoders.SATrEncDec` or
+    :class:`~planarena.methods.transformers.decoders.PlanGPT`) with :func:`fit` and
+    :func:`generator_losses`; Rename-Both (both copies random, Section 4)."""
+    return fit(model, lambda rng: generator_losses(model, batches.draw(cfg.batch, rng), cfg, model.cfg.k),
+               cfg, seed, validate)
+
+
+__all__ = ["PairBatches", "PlanBatches", "TrainConfig", "TrainResult", "divergence_step", "fit", "generator_losses",
+           "learning_rate", "train_generator", "train_heuristic"]

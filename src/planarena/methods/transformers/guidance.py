@@ -1,0 +1,58 @@
+"""Algorithm 4 of the symmetry-aware-transformers paper: greedy heuristic guidance with the SATr
+encoder (Section 5, Appendix D4): from the current state apply the applicable action whose
+successor has the lowest predicted h; no backtracking.
+
+It runs on :func:`planarena.search.decoding.decode_lockstep` with beam width 1 and revisits allowed
+(Algorithm 4 exactly); every step's successors of every problem of a split are scored in one
+batched forward pass. A problem whose greedy choice returns to a state on its path stops there
+(``stop_on_cycle``: the deterministic policy would repeat the cycle until the horizon, the same
+outcome).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from planarena.methods.transformers.tokens import ProblemTokens
+from planarena.search.decoding import DecodeProblem, DecodeSettings, decode_lockstep
+
+
+class HeuristicScorer:
+    """:class:`planarena.search.decoding.SuccessorScorer` of Algorithm 4: a successor's score is
+    the model's h (lower is better); no per-beam context."""
+
+    def __init__(self, model, tokens: Sequence[ProblemTokens], chunk: int = 256):
+        self.model, self.tokens, self.chunk = model, list(tokens), chunk
+
+    def start(self, problems, states):
+        return None
+
+    def score(self, ctx, beam_problem, successors, owner):
+        import torch
+
+        from planarena.methods.transformers.tokens import pad_batch
+
+        which = beam_problem[owner]
+        rows = [self.tokens[int(p)].rows(s) for p, s in zip(which, successors)]
+        out = np.empty(len(rows), dtype=np.float64)
+        with torch.no_grad():
+            for lo in range(0, len(rows), self.chunk):
+                ids, mask = pad_batch(rows[lo:lo + self.chunk], self.tokens[0].vocab.width)
+                out[lo:lo + len(ids)] = self.model(torch.from_numpy(ids), torch.from_numpy(mask))[0].numpy()
+        return out, None
+
+    def select(self, cand_ctx, chosen):
+        return None
+
+
+def guide(model, problems: Sequence, tokens: Sequence[ProblemTokens], horizon: int, limits: Sequence[float]):
+    """Algorithm 4 over pymimir ``problems`` in lockstep (``tokens[i]``: problem ``i`` under its
+    renaming); :class:`planarena.search.decoding.DecodeResult` per problem."""
+    todo = [DecodeProblem(p, len(p.get_objects()), lim) for p, lim in zip(problems, limits)]
+    settings = DecodeSettings(beam_width=1, horizon=horizon, revisit=True, stop_on_cycle=True)
+    return decode_lockstep(todo, HeuristicScorer(model, tokens), settings)
+
+
+__all__ = ["HeuristicScorer", "guide"]
