@@ -259,9 +259,13 @@ def test_divergence_table_counts_diverged_seeds_per_method_and_domain():
         rec("satr_cl", "blocksworld", "validation", "p1", 13, "solved", extra={"diverged_at": None}),
         rec("random_walk", "blocksworld", "validation", "p1", 13, "unsolved"),
     ]
+    # two blocks decoding one trained model (extra["model"]) are one row
+    records += [rec(f"encdec_{s}", "gripper", "validation", "p9", 13, "unsolved",
+                    extra={"diverged_at": 30, "model": "encdec without CL"}) for s in ("greedy", "regrounding")]
     table = divergence_table(records)
-    rows = {r["method"]: r for r in table.to_dict("records")}
-    assert set(rows) == {"satr_cl", "satr_nocl"}
+    rows = {r["model"]: r for r in table.to_dict("records")}
+    assert set(rows) == {"satr_cl", "satr_nocl", "encdec without CL"}
+    assert rows["encdec without CL"]["gripper"] == "1 of 1"
     assert rows["satr_nocl"]["blocksworld"] == "2 of 3" and rows["satr_nocl"]["gripper"] == "0 of 1"
     assert rows["satr_cl"]["blocksworld"] == "0 of 1" and rows["satr_cl"]["gripper"] == "–"
     assert "## Training divergences" in render_div(table)

@@ -57,7 +57,7 @@ def test_train_guide_validate(suite):
             assert r["outcome"] == "unsolved" and r["failure_reason"].startswith("no model:")
             continue
         assert r["outcome"] in ("solved", "unsolved", "timeout")
-        assert r["extra"]["strategy"].startswith("greedy heuristic guidance")
+        assert r["extra"]["strategy"] == "guidance" and r["extra"]["model"] == "SATr encoder with CL"
         assert r["extra"]["steps"] <= params["transformers"]["horizon"]
         if r["outcome"] == "solved":  # Algorithm 4 applies applicable actions only: every plan validates
             e = next(e for e in ps.entries if e.key == (r["domain"], r["split"], r["problem"]))
@@ -89,3 +89,43 @@ def test_unknown_arch_names_the_param(suite):
     params["methods"]["satr_x"] = {"method": "satr", "arch": "decoder"}
     with pytest.raises(ValueError, match=r"methods.satr_x.arch='decoder'"):
         build_method("satr_x", params, layout)
+    params["methods"]["satr_y"] = {"method": "satr", "arch": "encdec", "decoding": "beam"}
+    with pytest.raises(ValueError, match=r"methods.satr_y.decoding='beam'"):
+        build_method("satr_y", params, layout)
+
+
+@pytest.mark.parametrize("arch", ["encdec", "plangpt"])
+def test_plan_generators_train_once_per_model_and_decode_with_each_strategy(suite, arch):
+    """The three decoding blocks of one (architecture, loss) share one trained model (the second
+    and third train stages copy it from data/cache/transformers); each block decodes every held-out
+    problem with its strategy; every solved plan validates; applicable-filtered and regrounding
+    plans never contain an inapplicable or malformed action."""
+    params, layout = suite
+    params = json.loads(json.dumps(params))
+    params["transformers"]["max_states"] = 5000
+    names = {}
+    for strategy in ("greedy", "applicable", "regrounding"):
+        names[strategy] = f"gen_{arch}_{strategy}"
+        params["methods"][names[strategy]] = {"method": "satr", "arch": arch, "contrastive": True, "decoding": strategy}
+    infos = {s: run_train_stage(params, layout, n) for s, n in names.items()}
+    assert "from_cache" not in infos["greedy"] and infos["applicable"]["from_cache"] == infos["regrounding"]["from_cache"]
+    same = [(layout.models / n / "gripper" / "seed13" / "model.pt").read_bytes() for n in names.values()]
+    assert same[0] == same[1] == same[2]
+    facts = json.loads((layout.models / names["greedy"] / "facts.json").read_text())["domains"]["gripper"]["seed13"]
+    assert facts["status"] == "ok" and facts["from_state_space"] > 0 and facts["checkpoint"]
+    ps = ProblemSet(layout.problems)
+    held_out = [e for e in ps.entries if e.split in params["transformers"]["splits"]]
+    for strategy, name in names.items():
+        run_evaluate_stage(params, layout, name)
+        recs = [r for r in read_jsonl(layout.results / f"{name}.jsonl") if r["extra"]["task"] == "plan"]
+        assert len(recs) == 2 * len(held_out)
+        for r in recs:
+            if r["domain"] == "logistics":   # no state space within max_states and no reference plans here
+                assert r["outcome"] == "unsolved" and r["failure_reason"].startswith("no model:")
+                continue
+            assert r["extra"]["strategy"] == strategy and r["extra"]["model"].endswith("with CL")
+            assert r["extra"]["tokens"] <= params["transformers"]["max_tokens"]
+            if strategy != "greedy":
+                assert r["extra"]["failure"] not in ("inapplicable", "malformed", "eos_before_goal")
+            if r["outcome"] == "solved":
+                assert r["validated"]

@@ -85,7 +85,8 @@ class GenResult:
     """Outcome of one problem: ``outcome`` solved / unsolved / timeout, ``plan`` (action texts) when
     solved, ``reason`` and ``failure`` (``eos_before_goal``, ``malformed``, ``inapplicable``,
     ``token_cap``, ``positions``, ``dead_end``, ``cycle``, ``timeout``) otherwise; ``tokens``
-    generated; ``time_s`` the problem's share of the decoding wall time."""
+    generated; ``time_s`` the problem's share of the decoding wall time; ``emitted`` every complete
+    action applied, solved or not (for diagnostics; records keep only its length)."""
 
     outcome: str
     plan: list[str] | None
@@ -94,6 +95,7 @@ class GenResult:
     failure: str | None = None
     time_s: float = 0.0
     extra: dict = field(default_factory=dict)
+    emitted: list[str] = field(default_factory=list)
 
 
 class _Applicable:
@@ -145,7 +147,7 @@ def decode_plans(problems: Sequence[Any], adapter: GeneratorAdapter, strategy: s
 
     def finish(i: int, outcome: str, reason: str | None = None, failure: str | None = None) -> None:
         results[i] = GenResult(outcome, list(plans[i]) if outcome == "solved" else None, int(generated[i]),
-                               reason, failure, float(used[i]), {"actions": len(plans[i])})
+                               reason, failure, float(used[i]), {"actions": len(plans[i])}, list(plans[i]))
 
     def forward(fn, *args):
         t = time.perf_counter()

@@ -119,6 +119,11 @@ class SATr(Method):
         self._facts: dict = {}
         self.model_dir: Path | None = None
 
+    def model_name(self) -> str:
+        """The trained model this block decodes with, e.g. ``"PlanGPT without CL"`` (one per
+        (architecture, loss); the blocks of its decoding strategies share it)."""
+        return f"{TITLES[self.arch]} {'with' if self.contrastive else 'without'} CL"
+
     # -- settings --------------------------------------------------------------------------------
     def settings(self) -> Settings:
         """This architecture's :class:`Settings` from the ``transformers`` params section."""
@@ -406,6 +411,7 @@ class SATr(Method):
         extra = {k: info[k] for k in ("parameters", "best_step") if info.get(k) is not None}
         extra["diverged_at"] = info.get("diverged_at")  # None: did not diverge (report: Table E.9 counts)
         extra["strategy"] = self.decoding
+        extra["model"] = self.model_name()  # blocks decoding one trained model share it (Table E.9 rows)
         if batch:
             results = self._plan(model, tokens, problems, seed, [tasks[k].time_limit for k in batch], self.decoding)
             for k, res in zip(batch, results):
