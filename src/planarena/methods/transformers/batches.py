@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from planarena.methods.transformers.data import ProblemSpace, sample_heuristic, sample_plans
-from planarena.methods.transformers.tokens import (ActionVocabulary, AtomVocabulary, local_rows, pad_batch,
-                                                   rename_rows)
+from planarena.methods.transformers.tokens import (AtomVocabulary, local_rows, pad_batch,
+                                                   pad_sequences, rename_rows)
 
 
 class PairBatches:
@@ -59,14 +59,8 @@ class PairBatches:
 
 
 def _pad(seqs: Sequence[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad 1-d id arrays with 0: ``(ids (B, T), mask (B, T))``."""
-    n = max(len(s) for s in seqs)
-    out = np.zeros((len(seqs), n), dtype=np.int64)
-    mask = np.zeros((len(seqs), n), dtype=bool)
-    for i, s in enumerate(seqs):
-        out[i, :len(s)] = s
-        mask[i, :len(s)] = True
-    return torch.from_numpy(out), torch.from_numpy(mask)
+    ids, mask = pad_sequences(seqs)
+    return torch.from_numpy(ids), torch.from_numpy(mask)
 
 
 class PlanBatches:

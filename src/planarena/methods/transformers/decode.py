@@ -344,11 +344,10 @@ class PlanGPTAdapter:
     def prefill(self, problems, states):
         import torch
 
+        from planarena.methods.transformers.tokens import pad_sequences
+
         seqs = [self.prompt(i, s) for i, s in zip(problems, states)]
-        t = max(len(s) for s in seqs)
-        ids = np.zeros((len(seqs), t), dtype=np.int64)
-        for r, s in enumerate(seqs):
-            ids[r, :len(s)] = s
+        ids, _ = pad_sequences(seqs)
         with torch.no_grad():
             logits, cache = self.model.prefill(torch.from_numpy(ids), torch.tensor([len(s) for s in seqs]))
         return logits.numpy(), cache

@@ -47,12 +47,14 @@ class HeuristicScorer:
         return None
 
 
-def guide(model, problems: Sequence, tokens: Sequence[ProblemTokens], horizon: int, limits: Sequence[float]):
+def guide(model, problems: Sequence, tokens: Sequence[ProblemTokens], horizon: int, limits: Sequence[float],
+          stats: dict | None = None):
     """Algorithm 4 over pymimir ``problems`` in lockstep (``tokens[i]``: problem ``i`` under its
-    renaming); :class:`planarena.search.decoding.DecodeResult` per problem."""
+    renaming); :class:`planarena.search.decoding.DecodeResult` per problem; ``stats`` as
+    :func:`planarena.search.decoding.decode_lockstep`'s."""
     todo = [DecodeProblem(p, len(p.get_objects()), lim) for p, lim in zip(problems, limits)]
     settings = DecodeSettings(beam_width=1, horizon=horizon, revisit=True, stop_on_cycle=True)
-    return decode_lockstep(todo, HeuristicScorer(model, tokens), settings)
+    return decode_lockstep(todo, HeuristicScorer(model, tokens), settings, stats)
 
 
 __all__ = ["HeuristicScorer", "guide"]

@@ -334,10 +334,11 @@ class SATr(Method):
         return self._models[key]
 
     # -- planning --------------------------------------------------------------------------------
-    def _plan(self, model, tokens, problems, seed: int, limits, strategy: str) -> list:
+    def _plan(self, model, tokens, problems, seed: int, limits, strategy: str, stats: dict | None = None) -> list:
         """Plan every pymimir problem of ``problems`` (one domain) with ``strategy``, each under its
         seeded random renaming; :class:`~planarena.methods.transformers.decode.GenResult` or
-        :class:`~planarena.search.decoding.DecodeResult` per problem."""
+        :class:`~planarena.search.decoding.DecodeResult` per problem. ``stats`` (optional) collects
+        the decoder's counters (``benchmarks/bench_transformers.py``)."""
         from planarena.methods.transformers.tokens import ProblemTokens, renaming
 
         s = self.settings()
@@ -347,7 +348,7 @@ class SATr(Method):
 
             toks = [ProblemTokens(tokens, p, renaming([str(o) for o in p.get_objects()], s.max_objects, r))
                     for p, r in zip(problems, rngs)]
-            return guide(model, problems, toks, s.horizon, limits)
+            return guide(model, problems, toks, s.horizon, limits, stats)
         from planarena.methods.transformers.decode import EncDecAdapter, PlanGPTAdapter, decode_plans
 
         if self.arch == "encdec":
@@ -359,7 +360,7 @@ class SATr(Method):
             names = [type_renaming(object_types([str(o) for o in p.get_objects()], static_atoms(p)), s.max_objects, r)
                      for p, r in zip(problems, rngs)]
             adapter = PlanGPTAdapter(model, tokens, problems, names)
-        return decode_plans(problems, adapter, strategy, s.max_tokens, limits)
+        return decode_plans(problems, adapter, strategy, s.max_tokens, limits, stats)
 
     def _unfit(self, problem, tokens) -> str | None:
         """Why ``problem`` cannot be put to the model (too many objects, an object type PlanGPT

@@ -156,6 +156,13 @@ def pad_batch(seqs: Sequence[np.ndarray], width: int) -> tuple[np.ndarray, np.nd
     return out, mask
 
 
+def pad_sequences(seqs: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Right-pad 1-d token-id sequences with :data:`PAD`: ``(ids (B, T_max), mask (B, T_max))``
+    (:func:`pad_batch` with one id per position)."""
+    ids, mask = pad_batch([np.asarray(s, dtype=np.int64)[:, None] for s in seqs], 1)
+    return ids[..., 0], mask
+
+
 @dataclass(frozen=True)
 class ActionVocabulary:
     """The SATr encoder-decoder's output tokens (Figure A.1): ``0`` padding, ``1`` ``<BOS>``, ``2``
@@ -236,4 +243,5 @@ class ProblemTokens:
         return np.concatenate(out)
 
 
-__all__ = ["PAD", "ActionVocabulary", "AtomVocabulary", "ProblemTokens", "encode_atoms", "local_rows", "pad_batch", "rename_rows", "renaming"]
+__all__ = ["PAD", "ActionVocabulary", "AtomVocabulary", "ProblemTokens", "encode_atoms", "local_rows", "pad_batch", "pad_sequences", "rename_rows",
+           "renaming"]
