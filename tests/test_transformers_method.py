@@ -129,3 +129,22 @@ def test_plan_generators_train_once_per_model_and_decode_with_each_strategy(suit
                 assert r["extra"]["failure"] not in ("inapplicable", "malformed", "eos_before_goal")
             if r["outcome"] == "solved":
                 assert r["validated"]
+
+
+def test_device_param_names_itself_when_it_cannot_be_used(suite):
+    """``transformers.device``: cpu (default), cuda[:N] or auto (the paper profile: the GPU when
+    torch sees one); the same code runs on either (models and batches move to the device)."""
+    import torch
+
+    from planarena.config import ConfigError
+    from planarena.runner.stages import build_method
+
+    params, layout = suite
+    params = json.loads(json.dumps(params))
+    for value, expected in (("tpu", "expected cpu, cuda, cuda:N or auto"),
+                            *((("cuda", "no CUDA device is available"),) if not torch.cuda.is_available() else ())):
+        params["transformers"]["device"] = value
+        with pytest.raises(ConfigError, match=rf"`transformers.device` = '{value}'.*{expected}"):
+            build_method("satr_encoder_cl", params, layout).settings()
+    params["transformers"]["device"] = "auto"
+    assert build_method("satr_encoder_cl", params, layout).settings().device == ("cuda" if torch.cuda.is_available() else "cpu")

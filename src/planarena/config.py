@@ -113,6 +113,27 @@ def n_jobs(params: dict) -> int:
     return jobs if jobs > 0 else (os.cpu_count() or 1)
 
 
+def torch_device(value: str, param: str) -> str:
+    """The torch device named by a ``device`` param: ``cpu``, ``cuda`` / ``cuda:N``, or ``auto`` (the
+    GPU when torch sees one, else the CPU). Imports torch only for ``cuda`` and ``auto``.
+
+    Raises:
+        ConfigError: an unknown value, or ``cuda`` without a CUDA device (names ``param``).
+    """
+    dev = str(value).strip().lower()
+    if dev not in ("cpu", "auto") and not (dev == "cuda" or dev.startswith("cuda:")):
+        raise ConfigError(f"params: `{param}` = {value!r}; expected cpu, cuda, cuda:N or auto")
+    if dev == "cpu":
+        return dev
+    import torch
+
+    if dev == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if not torch.cuda.is_available():
+        raise ConfigError(f"params: `{param}` = {value!r} but no CUDA device is available")
+    return dev
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where each pipeline stage writes (DESIGN.md "The pipeline"). All paths relative to ``root``."""

@@ -273,16 +273,9 @@ class TextEncoder:
         )
 
     def _resolve_device(self) -> str:
-        import torch
+        from planarena.config import torch_device
 
-        dev = self.device.strip().lower()
-        if dev == "auto":
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        if dev.startswith("cuda") and not torch.cuda.is_available():
-            raise ConfigError(
-                f"params: `embed_text.device` = {self.device!r} but no CUDA device is available"
-            )
-        return dev
+        return torch_device(self.device, "embed_text.device")
 
     @property
     def model(self):

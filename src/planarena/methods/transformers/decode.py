@@ -266,7 +266,7 @@ class EncDecAdapter:
         from planarena.methods.transformers.tokens import ProblemTokens
 
         self.model, self.atoms, self.actions = model, atoms, actions
-        self.dtype = next(model.parameters()).dtype
+        self.device = next(model.parameters()).device
         self.rows = [ProblemTokens(atoms, p, s) for p, s in zip(problems, slots)]
         arity = {a.get_name().lower(): a.get_arity() for a in problems[0].get_domain().get_actions()} if problems else {}
         self.maps = [TokenMap({a: actions.action_id(a) for a in actions.actions}, arity,
@@ -285,19 +285,20 @@ class EncDecAdapter:
 
         ids, mask = pad_batch([self.rows[i].rows(s) for i, s in zip(problems, states)], self.atoms.width)
         with torch.no_grad():
-            logits, cache = self.model.prefill(torch.from_numpy(ids), torch.from_numpy(mask), self.actions.BOS)
-        return logits.numpy(), cache
+            logits, cache = self.model.prefill(torch.from_numpy(ids).to(self.device),
+                                               torch.from_numpy(mask).to(self.device), self.actions.BOS)
+        return logits.cpu().numpy(), cache
 
     def step(self, cache, tokens):
         import torch
 
         with torch.no_grad():
-            return self.model.step(cache, torch.from_numpy(tokens)).numpy()
+            return self.model.step(cache, torch.from_numpy(tokens).to(self.device)).cpu().numpy()
 
     def select(self, cache, rows):
         import torch
 
-        return cache.select(torch.from_numpy(rows))
+        return cache.select(torch.from_numpy(rows).to(self.device))
 
 
 class PlanGPTAdapter:
@@ -308,6 +309,7 @@ class PlanGPTAdapter:
         from planarena.core.pddl import goal_atoms, static_atoms
 
         self.model, self.vocab, self.problems, self.names = model, vocab, list(problems), list(names)
+        self.device = next(model.parameters()).device
         self.static = [static_atoms(p) for p in problems]
         self.goal = [goal_atoms(p) for p in problems]
         self._text: list[dict] = [{} for _ in problems]
@@ -349,19 +351,20 @@ class PlanGPTAdapter:
         seqs = [self.prompt(i, s) for i, s in zip(problems, states)]
         ids, _ = pad_sequences(seqs)
         with torch.no_grad():
-            logits, cache = self.model.prefill(torch.from_numpy(ids), torch.tensor([len(s) for s in seqs]))
-        return logits.numpy(), cache
+            logits, cache = self.model.prefill(torch.from_numpy(ids).to(self.device),
+                                               torch.tensor([len(s) for s in seqs], device=self.device))
+        return logits.cpu().numpy(), cache
 
     def step(self, cache, tokens):
         import torch
 
         with torch.no_grad():
-            return self.model.step(cache, torch.from_numpy(tokens)).numpy()
+            return self.model.step(cache, torch.from_numpy(tokens).to(self.device)).cpu().numpy()
 
     def select(self, cache, rows):
         import torch
 
-        return cache.select(torch.from_numpy(rows))
+        return cache.select(torch.from_numpy(rows).to(self.device))
 
 
 __all__ = ["STRATEGIES", "EncDecAdapter", "GenResult", "GeneratorAdapter", "PlanGPTAdapter", "TokenMap", "decode_plans"]

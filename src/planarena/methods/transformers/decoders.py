@@ -177,13 +177,13 @@ class SATrEncDec(nn.Module):
         h, dk = self.cfg.heads, self.cfg.d // self.cfg.heads
         empty = enc.new_zeros(b, h, 0, dk)
         cache = KVCache([empty] * self.cfg.layers, [empty] * self.cfg.layers,
-                        torch.zeros(b, 0, dtype=torch.bool), torch.zeros(b, dtype=torch.long),
-                        self.decoder.memory(enc), mask)
-        return self.step(cache, torch.full((b,), bos, dtype=torch.long)), cache
+                        torch.zeros(b, 0, dtype=torch.bool, device=ids.device),
+                        torch.zeros(b, dtype=torch.long, device=ids.device), self.decoder.memory(enc), mask)
+        return self.step(cache, torch.full((b,), bos, dtype=torch.long, device=ids.device)), cache
 
     def step(self, cache: KVCache, tokens: torch.Tensor) -> torch.Tensor:
         """Feed one token per row (B,); returns next-token logits (B, V) and extends ``cache``."""
-        cache.valid = torch.cat([cache.valid, torch.ones(len(tokens), 1, dtype=torch.bool)], 1)
+        cache.valid = torch.cat([cache.valid, torch.ones(len(tokens), 1, dtype=torch.bool, device=tokens.device)], 1)
         cache.pos = cache.pos + 1
         allowed = cache.valid[:, None, None, :]
         y = self.dec_embed(tokens)[:, None]
@@ -268,13 +268,14 @@ class PlanGPT(nn.Module):
         """
         b, t = seq.shape
         self._check(t)
-        valid = torch.arange(t)[None] < lengths[:, None]
+        dev = seq.device
+        valid = torch.arange(t, device=dev)[None] < lengths[:, None]
         cache = KVCache([None] * self.cfg.layers, [None] * self.cfg.layers, valid, lengths.clone())
-        x = self.tokens(seq) + self.positions(torch.arange(t))[None]
-        allowed = torch.ones(t, t, dtype=torch.bool).tril()[None, None] & valid[:, None, None, :]
+        x = self.tokens(seq) + self.positions(torch.arange(t, device=dev))[None]
+        allowed = torch.ones(t, t, dtype=torch.bool, device=dev).tril()[None, None] & valid[:, None, None, :]
         for layer, block in enumerate(self.blocks):
             x, _ = block(x, allowed, cache, layer)
-        last = self.ln(x[torch.arange(b), lengths - 1])
+        last = self.ln(x[torch.arange(b, device=dev), lengths - 1])
         return self.head(last), cache
 
     def step(self, cache: KVCache, tokens: torch.Tensor) -> torch.Tensor:
@@ -285,7 +286,7 @@ class PlanGPT(nn.Module):
         """
         if int(cache.pos.max()) >= self.cfg.max_positions:
             raise ValueError(f"PlanGPT ran past its {self.cfg.max_positions} learned positions")
-        cache.valid = torch.cat([cache.valid, torch.ones(len(tokens), 1, dtype=torch.bool)], 1)
+        cache.valid = torch.cat([cache.valid, torch.ones(len(tokens), 1, dtype=torch.bool, device=tokens.device)], 1)
         x = (self.tokens(tokens) + self.positions(cache.pos))[:, None]
         cache.pos = cache.pos + 1
         allowed = cache.valid[:, None, None, :]

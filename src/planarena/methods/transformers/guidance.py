@@ -37,10 +37,12 @@ class HeuristicScorer:
         which = beam_problem[owner]
         rows = [self.tokens[int(p)].rows(s) for p, s in zip(which, successors)]
         out = np.empty(len(rows), dtype=np.float64)
+        dev = next(self.model.parameters()).device
         with torch.no_grad():
             for lo in range(0, len(rows), self.chunk):
                 ids, mask = pad_batch(rows[lo:lo + self.chunk], self.tokens[0].vocab.width)
-                out[lo:lo + len(ids)] = self.model(torch.from_numpy(ids), torch.from_numpy(mask))[0].numpy()
+                h = self.model(torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev))[0]
+                out[lo:lo + len(ids)] = h.cpu().numpy()
         return out, None
 
     def select(self, cand_ctx, chosen):

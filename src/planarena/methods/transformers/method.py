@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from planarena.config import get
+from planarena.config import get, torch_device
 from planarena.core.io import atomic_write_json, derive_seed, stable_hash
 from planarena.core.pddl import load_problem, static_atoms
 from planarena.core.problemset import ProblemSet
@@ -62,7 +62,8 @@ class Settings:
     """The ``transformers`` params of one architecture: ``model`` the model sizes (dict),
     ``train`` a :class:`~planarena.methods.transformers.train.TrainConfig`, ``max_objects`` object
     names, ``max_states`` the largest training state space expanded, ``horizon`` Algorithm 4's
-    action cap, ``max_tokens`` Algorithms 1-3's token cap (Section 5: 500)."""
+    action cap, ``max_tokens`` Algorithms 1-3's token cap (Section 5: 500), ``device`` the torch
+    device of training and inference (``cpu``; ``cuda`` for the paper profile on a GPU)."""
 
     model: dict
     train: Any
@@ -70,6 +71,7 @@ class Settings:
     max_states: int
     horizon: int
     max_tokens: int
+    device: str = "cpu"
 
 
 class SATr(Method):
@@ -134,8 +136,9 @@ class SATr(Method):
         model = {**(t.get("model") or {}), **(over.get("model") or {})}
         train = {**(t.get("train") or {}), **(over.get("train") or {})}
         train_cfg = TrainConfig(**{**train, "contrastive": self.contrastive, "rename_one": self.arch == "encoder"})
+        device = torch_device(t.get("device", "cpu"), "transformers.device")
         return Settings(model, train_cfg, int(t.get("max_objects", 64)), int(t.get("max_states", 20000)),
-                        int(t.get("horizon", 100)), int(t.get("max_tokens", 500)))
+                        int(t.get("horizon", 100)), int(t.get("max_tokens", 500)), device)
 
     @property
     def ps(self) -> ProblemSet:
@@ -272,6 +275,7 @@ class SATr(Method):
             vocab = self._vocabulary(domain, spaces)
             torch.manual_seed(seed)
             model, tokens = self._build(vocab)
+            model.to(self.settings().device)
             cfg = self.settings().train
             validate = self._validator(domain, seed, tokens)
             if self.arch == "encoder":
@@ -285,7 +289,7 @@ class SATr(Method):
                     "final_loss": res.losses[-1] if res.losses else None, "parameters": count_parameters(model),
                     **dfacts, "vocabulary": vocab, "checkpoint": res.state is not None}
             if res.state is not None:
-                torch.save(res.state, out / "model.pt")
+                torch.save({k: v.cpu() for k, v in res.state.items()}, out / "model.pt")
             atomic_write_json(out / "facts.json", info, default=float)
             return {**info, "train_time_s": res.seconds}
 
@@ -330,7 +334,7 @@ class SATr(Method):
             else:
                 model, tokens = self._build(info["vocabulary"])
                 model.load_state_dict(torch.load(self.model_dir / domain / f"seed{seed}" / "model.pt", weights_only=True))
-                self._models[key] = (model.eval().double(), tokens, info)
+                self._models[key] = (model.eval().double().to(self.settings().device), tokens, info)
         return self._models[key]
 
     # -- planning --------------------------------------------------------------------------------

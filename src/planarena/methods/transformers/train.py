@@ -155,9 +155,10 @@ def train_heuristic(model: SATrEncoder, batches: PairBatches, cfg: TrainConfig, 
     """Train the heuristic model (:func:`fit`): MSE to h* on both renamed copies, plus the
     contrastive terms when ``cfg.contrastive`` (Section 4, Appendix E)."""
     w1, w2, w3 = cfg.weights
+    dev = next(model.parameters()).device
 
     def step_loss(rng):
-        ids_a, ids_b, mask, h = batches.draw(cfg.batch, rng, cfg.rename_one)
+        ids_a, ids_b, mask, h = (x.to(dev) for x in batches.draw(cfg.batch, rng, cfg.rename_one))
         out_a, out_b = model(ids_a, mask), model(ids_b, mask)
         loss = w1 * 0.5 * (torch.mean((out_a[0] - h) ** 2) + torch.mean((out_b[0] - h) ** 2))
         if cfg.contrastive:
@@ -173,6 +174,8 @@ def generator_losses(model, batch: dict, cfg: TrainConfig, k: int) -> torch.Tens
     dict): L_pred the token cross-entropy, averaged over the real target tokens of both copies;
     the contrastive terms over every hidden state and attention module (Section 4)."""
     w1, w2, w3 = cfg.weights
+    dev = next(model.parameters()).device
+    batch = {k: tuple(x.to(dev) for x in v) if isinstance(v, tuple) else v.to(dev) for k, v in batch.items()}
     out_a, out_b = model(*batch["a"]), model(*batch["b"])
     tgt, weight = batch["target"], batch["target_mask"].float()
     ce = torch.nn.functional.cross_entropy
