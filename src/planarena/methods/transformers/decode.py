@@ -100,7 +100,9 @@ class GenResult:
 
 class _Applicable:
     """The applicable ground actions of one state as token tuples: ``full`` tuple -> (action, text)
-    and ``next`` prefix -> allowed next tokens (the trie of Algorithm 2's mask)."""
+    and ``next`` prefix -> allowed next tokens (the trie of Algorithm 2's mask). An action naming
+    an object the problem's token map lacks (a domain constant) cannot be written by the model and
+    is left out."""
 
     def __init__(self, state, tmap: TokenMap):
         self.full: dict[tuple, tuple[Any, str]] = {}
@@ -108,6 +110,8 @@ class _Applicable:
         for ga in state.generate_applicable_actions():
             text = normalise_action(str(ga))
             name, args = split_atom(text)
+            if name not in tmap.actions or any(a not in tmap.objects for a in args):
+                continue
             key = (tmap.actions[name], *(tmap.objects[a] for a in args))
             self.full[key] = (ga, text)
             for j in range(len(key)):
