@@ -55,7 +55,9 @@ def run(cmd: str, cwd: Path, log: Path) -> tuple[float, list[tuple[float, str]]]
 
 def family_shares(stage_s: dict[str, float], params_file: Path) -> dict[str, float]:
     """Seconds per share of the budget: ``data`` (resolve and data stages), each method family
-    (its train@/evaluate@ stages, family from the registered class) and ``report``."""
+    (its train@/evaluate@ stages, family from the registered class) and ``report``. Imports the
+    clone's ``src`` (this script may run outside the venv)."""
+    sys.path.insert(0, str(params_file.parent / "src"))
     from planarena.config import load_params
     from planarena.methods import resolve
 
