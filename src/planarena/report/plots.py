@@ -200,6 +200,10 @@ def plot_coverage_by_size(rows: Sequence[Mapping], path: str | os.PathLike) -> P
     for i, row in enumerate(row_names):
         models = sorted(set(data[(data["row"] == row) & (data["kind"] == "model")]["method"]))
         style = {m: _MARKERS[j % len(_MARKERS)] for j, m in enumerate(models)}
+        from matplotlib import colormaps
+
+        palette = colormaps["tab10" if len(models) <= 10 else "tab20"]  # a family row may have 14 models
+        colour = {m: palette(j % palette.N) for j, m in enumerate(models)}
         for j, domain in enumerate(domains):
             ax = axes[i][j]
             d = data[(data["row"] == row) & (data["domain"] == domain)]
@@ -211,7 +215,7 @@ def plot_coverage_by_size(rows: Sequence[Mapping], path: str | os.PathLike) -> P
             for m in models:
                 g = d[d["method"] == m]
                 if not g.empty:
-                    ax.plot(g["x"], g["coverage"], marker=style[m], lw=1.4, ms=4, label=m)
+                    ax.plot(g["x"], g["coverage"], marker=style[m], color=colour[m], lw=1.4, ms=4, label=m)
             if i == 0:
                 ax.set_title(domain)
             if j == 0:
