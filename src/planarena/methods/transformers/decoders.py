@@ -24,13 +24,12 @@ encoder's (the encoder's is ``token_dim`` wide and feeds a linear map over whole
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from planarena.methods.transformers.model import AtomEmbedding, EncoderConfig, SharedEncoderLayer
+from planarena.methods.transformers.model import AtomEmbedding, EncoderConfig, SharedEncoderLayer, attend
 
 
 def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -41,16 +40,6 @@ def _heads(x: torch.Tensor, heads: int) -> torch.Tensor:
 def _merge(x: torch.Tensor) -> torch.Tensor:
     b, h, t, dk = x.shape
     return x.transpose(1, 2).reshape(b, t, h * dk)
-
-
-def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, allowed: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Scaled dot-product attention (Section 2): ``q`` (B, h, T, dk), ``k``/``v`` (B, h, S, dk),
-    ``allowed`` broadcastable to (B, h, T, S) bool. Returns ``(out (B, h, T, dk), scores (B, h, T,
-    S))``; a query with no allowed key (a padding row) gets zero scores instead of NaN."""
-    s = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
-    s = s.masked_fill(~allowed, float("-inf"))
-    att = torch.softmax(s, dim=-1).nan_to_num(0.0)
-    return att @ v, att
 
 
 @dataclass
@@ -110,10 +99,10 @@ class SharedDecoderLayer(nn.Module):
         q, k, v = (_heads(t, self.heads) for t in self.qkv(y).chunk(3, -1))
         if cache is not None:
             k, v = cache.append(layer, k, v)
-        out, self_att = attend(q, k, v, self_allowed)
+        out, self_att = attend(q, k, v, self_allowed, self.training)
         y = y + self.drop(self.self_out(_merge(out)))
         out, cross_att = attend(_heads(self.cross_q(y), self.heads), memory[0], memory[1],
-                                memory_mask[:, None, None, :])
+                                memory_mask[:, None, None, :], self.training)
         y = y + self.drop(self.cross_out(_merge(out)))
         y = y + self.drop(self.mlp(y))
         return y, self_att, cross_att
@@ -224,7 +213,7 @@ class _GPTBlock(nn.Module):
                 cache.keys[layer], cache.values[layer] = k, v
             else:
                 k, v = cache.append(layer, k, v)
-        out, att = attend(q, k, v, allowed)
+        out, att = attend(q, k, v, allowed, self.training)
         x = x + self.drop(self.out(_merge(out)))
         return x + self.drop(self.mlp(self.ln2(x))), att
 
@@ -295,4 +284,4 @@ class PlanGPT(nn.Module):
         return self.head(self.ln(x[:, 0]))
 
 
-__all__ = ["GeneratorOutput", "KVCache", "PlanGPT", "PlanGPTConfig", "SATrEncDec", "SharedDecoderLayer", "attend"]
+__all__ = ["GeneratorOutput", "KVCache", "PlanGPT", "PlanGPTConfig", "SATrEncDec", "SharedDecoderLayer"]

@@ -39,9 +39,27 @@ class AtomEmbedding(nn.Module):
         return self.project(self.tokens(ids).flatten(2))
 
 
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, allowed: torch.Tensor,
+           need_scores: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Scaled dot-product attention (Section 2): ``q`` (B, h, T, dk), ``k``/``v`` (B, h, S, dk),
+    ``allowed`` broadcastable to (B, h, T, S) bool. Returns ``(out (B, h, T, dk), scores (B, h, T,
+    S))``; a query with no allowed key (a padding row) gets zero scores instead of NaN. Without
+    ``need_scores`` (inference: the contrastive loss is not computed) the fused kernel runs and the
+    scores are None (the same output up to float rounding)."""
+    if not need_scores:
+        any_key = allowed.any(-1, keepdim=True)
+        out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=allowed | ~any_key)
+        return out * any_key, None
+    s = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+    s = s.masked_fill(~allowed, float("-inf"))
+    att = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    return att @ v, att
+
+
 class SharedEncoderLayer(nn.Module):
     """One encoder layer (Section 2's equations without the LayerNorms, Appendix E); returns the
-    new hidden states ``(B, N, d)`` and the attention scores ``(B, heads, N, N)``."""
+    new hidden states ``(B, N, d)`` and the attention scores ``(B, heads, N, N)`` (None in eval
+    mode, where the fused attention kernel runs)."""
 
     def __init__(self, d: int, heads: int, ff: int, dropout: float = 0.0):
         super().__init__()
@@ -53,13 +71,11 @@ class SharedEncoderLayer(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d, ff), nn.GELU(), nn.Linear(ff, d))
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         b, n, d = x.shape
         q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.dk).permute(2, 0, 3, 1, 4)
-        scores = (q @ k.transpose(-1, -2)) / math.sqrt(self.dk)
-        scores = scores.masked_fill(~mask[:, None, None, :], float("-inf"))
-        att = torch.softmax(scores, dim=-1)
-        x = x + self.drop(self.out((att @ v).transpose(1, 2).reshape(b, n, d)))
+        out, att = attend(q, k, v, mask[:, None, None, :], need_scores=self.training)
+        x = x + self.drop(self.out(out.transpose(1, 2).reshape(b, n, d)))
         x = x + self.drop(self.mlp(x))
         return x, att
 
@@ -155,5 +171,5 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-__all__ = ["AtomEmbedding", "EncoderConfig", "SATrEncoder", "SharedEncoderLayer", "contrastive_loss",
+__all__ = ["AtomEmbedding", "EncoderConfig", "attend", "SATrEncoder", "SharedEncoderLayer", "contrastive_loss",
            "count_parameters", "pair_losses"]
