@@ -21,10 +21,13 @@ from planarena.search.decoding import DecodeProblem, DecodeSettings, decode_lock
 
 class HeuristicScorer:
     """:class:`planarena.search.decoding.SuccessorScorer` of Algorithm 4: a successor's score is
-    the model's h (lower is better); no per-beam context."""
+    the model's h (lower is better); no per-beam context. The successors of every problem of the
+    step are scored together, in length buckets (rows sorted by atom count, a new batch when a row
+    is ``ratio`` times longer than the batch's first or the batch has ``chunk`` rows), so that a
+    split of small and large problems does not pad every row to the largest."""
 
-    def __init__(self, model, tokens: Sequence[ProblemTokens], chunk: int = 256):
-        self.model, self.tokens, self.chunk = model, list(tokens), chunk
+    def __init__(self, model, tokens: Sequence[ProblemTokens], chunk: int = 256, ratio: float = 1.25):
+        self.model, self.tokens, self.chunk, self.ratio = model, list(tokens), chunk, ratio
 
     def start(self, problems, states):
         return None
@@ -38,11 +41,18 @@ class HeuristicScorer:
         rows = [self.tokens[int(p)].rows(s) for p, s in zip(which, successors)]
         out = np.empty(len(rows), dtype=np.float64)
         dev = next(self.model.parameters()).device
+        order = np.argsort([len(r) for r in rows], kind="stable")
         with torch.no_grad():
-            for lo in range(0, len(rows), self.chunk):
-                ids, mask = pad_batch(rows[lo:lo + self.chunk], self.tokens[0].vocab.width)
+            lo = 0
+            while lo < len(order):
+                hi = lo + 1
+                while (hi < len(order) and hi - lo < self.chunk
+                       and len(rows[order[hi]]) <= self.ratio * len(rows[order[lo]])):
+                    hi += 1
+                ids, mask = pad_batch([rows[i] for i in order[lo:hi]], self.tokens[0].vocab.width)
                 h = self.model(torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev))[0]
-                out[lo:lo + len(ids)] = h.cpu().numpy()
+                out[order[lo:hi]] = h.cpu().numpy()
+                lo = hi
         return out, None
 
     def select(self, cand_ctx, chosen):
