@@ -262,7 +262,30 @@ def decode_plans(problems: Sequence[Any], adapter: GeneratorAdapter, strategy: s
     return results  # type: ignore[return-value]
 
 
-class EncDecAdapter:
+class _CachedModelAdapter:
+    """What both adapters share: ``model.step`` over a
+    :class:`~planarena.methods.transformers.decoders.KVCache` on ``self.device``, numpy in and out."""
+
+    model: Any
+    device: Any
+    maps: list
+
+    def token_map(self, i):
+        return self.maps[i]
+
+    def step(self, cache, tokens):
+        import torch
+
+        with torch.no_grad():
+            return self.model.step(cache, torch.from_numpy(tokens).to(self.device)).cpu().numpy()
+
+    def select(self, cache, rows):
+        import torch
+
+        return cache.select(torch.from_numpy(rows).to(self.device))
+
+
+class EncDecAdapter(_CachedModelAdapter):
     """:class:`GeneratorAdapter` of :class:`planarena.methods.transformers.decoders.SATrEncDec`:
     ``slots[i]`` is problem ``i``'s object -> object-token slot renaming."""
 
@@ -275,9 +298,6 @@ class EncDecAdapter:
         arity = {a.get_name().lower(): a.get_arity() for a in problems[0].get_domain().get_actions()} if problems else {}
         self.maps = [TokenMap({a: actions.action_id(a) for a in actions.actions}, arity,
                               {o: actions.object_id(k) for o, k in s.items()}, actions.EOS) for s in slots]
-
-    def token_map(self, i):
-        return self.maps[i]
 
     def budget(self, i, state):
         return 1 << 30
@@ -293,19 +313,9 @@ class EncDecAdapter:
                                                torch.from_numpy(mask).to(self.device), self.actions.BOS)
         return logits.cpu().numpy(), cache
 
-    def step(self, cache, tokens):
-        import torch
-
-        with torch.no_grad():
-            return self.model.step(cache, torch.from_numpy(tokens).to(self.device)).cpu().numpy()
-
-    def select(self, cache, rows):
-        import torch
-
-        return cache.select(torch.from_numpy(rows).to(self.device))
 
 
-class PlanGPTAdapter:
+class PlanGPTAdapter(_CachedModelAdapter):
     """:class:`GeneratorAdapter` of :class:`planarena.methods.transformers.decoders.PlanGPT`:
     ``names[i]`` is problem ``i``'s object -> typed token renaming."""
 
@@ -321,9 +331,6 @@ class PlanGPTAdapter:
         self.maps = [TokenMap({a: vocab.id(a) for a in vocab.actions}, arity,
                               {o: vocab.id(t) for o, t in nm.items()}, vocab.id("<EOS>")) for nm in names]
         self._prompt: dict = {}
-
-    def token_map(self, i):
-        return self.maps[i]
 
     def prompt(self, i: int, state) -> np.ndarray:
         """Token ids of problem ``i``'s prompt for ``state``."""
@@ -359,16 +366,6 @@ class PlanGPTAdapter:
                                                torch.tensor([len(s) for s in seqs], device=self.device))
         return logits.cpu().numpy(), cache
 
-    def step(self, cache, tokens):
-        import torch
-
-        with torch.no_grad():
-            return self.model.step(cache, torch.from_numpy(tokens).to(self.device)).cpu().numpy()
-
-    def select(self, cache, rows):
-        import torch
-
-        return cache.select(torch.from_numpy(rows).to(self.device))
 
 
 __all__ = ["STRATEGIES", "EncDecAdapter", "GenResult", "GeneratorAdapter", "PlanGPTAdapter", "TokenMap", "decode_plans"]
