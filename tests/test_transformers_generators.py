@@ -267,28 +267,24 @@ class Scripted:
         return [cache[r] for r in rows]
 
 
-def _scripted(problem, plans, extra=()):
-    return Scripted(problem, plans, extra)
-
-
 def test_greedy_solves_a_correct_plan_and_stops_at_the_first_fault(problem):
     plan = ["(unstack b a)", "(stack b c)", "(pick-up a)", "(stack a b)"]
-    s = _scripted(problem, [plan], extra=[2])
+    s = Scripted(problem, [plan], extra=[2])
     (r,) = decode_plans([problem], s, "greedy")
     assert r.outcome == "solved" and r.plan == plan and r.tokens == 12   # 11 plan tokens and <EOS>
     assert validate_plan(DOMAIN, PROBLEM, r.plan).valid
     # <EOS> before the goal
-    (r,) = decode_plans([problem], _scripted(problem, [plan[:2]], extra=[2]), "greedy")
+    (r,) = decode_plans([problem], Scripted(problem, [plan[:2]], extra=[2]), "greedy")
     assert r.outcome == "unsolved" and r.failure == "eos_before_goal"
     # an inapplicable action: b is not on the table
-    (r,) = decode_plans([problem], _scripted(problem, [["(pick-up b)"]]), "greedy")
+    (r,) = decode_plans([problem], Scripted(problem, [["(pick-up b)"]]), "greedy")
     assert r.outcome == "unsolved" and r.failure == "inapplicable" and "pick-up b" in r.reason and r.tokens == 2
     # a malformed action: an object where an action name belongs
-    s = _scripted(problem, [[]])
+    s = Scripted(problem, [[]])
     s.script = [[s.map.objects["a"]]]
     (r,) = decode_plans([problem], s, "greedy")
     assert r.outcome == "unsolved" and r.failure == "malformed" and r.tokens == 1
-    s = _scripted(problem, [[]])                                     # <EOS> inside an action
+    s = Scripted(problem, [[]])                                     # <EOS> inside an action
     s.script = [[s.map.actions["stack"], s.map.objects["b"], 2]]
     (r,) = decode_plans([problem], s, "greedy")
     assert r.outcome == "unsolved" and r.failure == "malformed" and r.tokens == 3
@@ -299,17 +295,17 @@ def test_applicable_filtering_only_emits_applicable_actions_and_stops_at_the_goa
     applicable one, so every prefix of the emitted plan is executable; the goal ends decoding."""
     from planarena.core.pddl import replay
 
-    s = _scripted(problem, [["(pick-up b)", "(stack c a)", "(put-down a)"] * 30])
+    s = Scripted(problem, [["(pick-up b)", "(stack c a)", "(put-down a)"] * 30])
     (r,) = decode_plans([problem], s, "applicable", max_tokens=60)
     assert r.failure in (None, "token_cap") and r.tokens <= 60
     assert len(r.emitted) >= 3 and "(pick-up b)" not in r.emitted
     replay(problem, r.emitted)                       # raises if any emitted action is inapplicable
     plan = ["(unstack b a)", "(stack b c)", "(pick-up a)", "(stack a b)"]
-    (r,) = decode_plans([problem], _scripted(problem, [plan], extra=[2, 2, 2]), "applicable")
+    (r,) = decode_plans([problem], Scripted(problem, [plan], extra=[2, 2, 2]), "applicable")
     assert r.outcome == "solved" and r.plan == plan and r.tokens == 11     # stopped at the goal, no <EOS>
     for strategy in ("applicable", "regrounding"):
         rng = np.random.default_rng(0)
-        s = _scripted(problem, [[]])
+        s = Scripted(problem, [[]])
         s.script = [list(rng.integers(0, s.v, size=400))]
         (r,) = decode_plans([problem], s, strategy, max_tokens=400)
         assert r.failure not in ("inapplicable", "malformed", "eos_before_goal")
@@ -319,7 +315,7 @@ def test_applicable_filtering_only_emits_applicable_actions_and_stops_at_the_goa
 
 
 def test_regrounding_restarts_after_each_action_and_stops_on_a_cycle(problem):
-    s = _scripted(problem, [["(unstack b a)", "(stack b a)"]])
+    s = Scripted(problem, [["(unstack b a)", "(stack b a)"]])
     (r,) = decode_plans([problem], s, "regrounding")
     assert r.outcome == "unsolved" and r.failure == "cycle" and r.extra["actions"] == 2
     assert s.prefills == 2  # the input was rebuilt after the first action
