@@ -31,7 +31,7 @@ else
   echo "setup: installing pinned dependencies"
   "$VENV/bin/python" -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
   "$VENV/bin/python" -m pip install -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
-  "$VENV/bin/python" -c "import torch, planarena, pymimir, wlplan, unified_planning, dvc" \
+  "$VENV/bin/python" -c "import torch, planarena, pymimir, pymimir_rgnn, pymimir_rl, wlplan, unified_planning, dvc" \
     || { echo "setup: dependency check failed" >&2; exit 1; }
   echo "$want" > "$STAMP"
 fi

@@ -21,6 +21,8 @@ REGISTRY: dict[str, str] = {
     "state_centric": "planarena.methods.state_centric.method:StateCentric",
     "embedplan": "planarena.methods.embedplan.method:EmbedPlan",
     "satr": "planarena.methods.transformers.method:SATr",
+    "rgnn_policy": "planarena.methods.rgnn_policies.method:RGNNPolicy",
+    "wl_goose": "planarena.methods.rgnn_policies.goose:WLGoose",
 }
 
 

@@ -1,0 +1,189 @@
+"""Input encodings of the R-GNN Q-functions: Aggregated-Actions (AA), External (Ext) and
+Aggregated-Delta (AD), on top of pymimir-rgnn's relational GNN.
+
+Source: ``../shared/papers/aiw-ad-rgnn-policies.txt``, Section 4 (R-GNN: smooth-max aggregation,
+MLP messages) and Section 5 (encodings). The R-GNN, its state/goal encoders (R^s with the
+``P_G,T`` / ``P_G,F`` goal relations), the ground-action encoder of AA and the transition-delta
+encoder come from pymimir-rgnn; this module adds the paper's pieces:
+
+* AD (Section 5, "Aggregated-Delta"): one graph for the whole lookahead tree: the root state's
+  atoms R^s, one node ``o_s'`` per jump with ``P+`` / ``P-`` delta atoms (``s' \\ s`` and
+  ``s \\ s'``) and goal deltas ``P+_G`` / ``P-_G`` (pymimir-rgnn's ``TransitionEffectsEncoder``,
+  whose transition relation carries the tree edges ``P_E``), and :class:`DepthEncoder`'s depth
+  nodes ``o_d`` with order atoms ``P_D(o_d, o_d')`` (d < d') and ``P_SD(o_s', o_d)``. Q(s, s') =
+  MLP(f(o_s'), sum_o f(o)) (pymimir-rgnn's ``ActionScalarDecoder``): every candidate in one pass.
+* Ext (Section 5, "External"): R^s and every R^s' encoded as separate graphs (one batched R-GNN
+  call), Q(s, s') = MLP1(sum_o MLP2(f(o; R^s), f(o; R^s'))) (:class:`ExternalHead`).
+* AA (Section 5, "Aggregated-Actions"): R^s plus one node per applicable ground action;
+  Q(s, a) = MLP(f(o_a), sum_o f(o)); flat policies only.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pymimir_rgnn as rg
+import torch
+from torch import nn
+
+from planarena.core.pddl import atom_indices
+
+ENCODINGS = ("aa", "ext", "ad")
+# pymimir-rgnn's smooth maximum uses torch's index_reduce, which warns on every call that it is beta
+warnings.filterwarnings("ignore", message="index_reduce\\(\\) is in beta")
+
+
+class DepthEncoder(rg.Encoder):
+    """AD's depth nodes (Section 5): one auxiliary node per depth 1..d_max of the tree, order atoms
+    ``P_D(o_d, o_d')`` for d < d' and ``P_SD(o_s', o_d)`` linking each jump node to its depth.
+
+    Input value: the list of jump depths, aligned with the jump nodes the preceding
+    ``TransitionEffectsEncoder`` created (the instance's action nodes, in order)."""
+
+    ORDER, STATE_DEPTH = "lookahead_depth_order", "lookahead_state_depth"
+
+    def get_relations(self, domain) -> list[tuple[str, int]]:
+        return [(self.ORDER, 2), (self.STATE_DEPTH, 2)]
+
+    def encode(self, input_value: Any, state, encoding, context) -> None:
+        depths = list(input_value)
+        nodes = context.get_action_ids()[-len(depths):] if depths else []
+        ids = {d: context.new_or_existing_auxiliary_id(("depth", d)) for d in sorted(set(depths))}
+        rel = encoding.flattened_relations
+        for d in ids:
+            for e in ids:
+                if d < e:
+                    rel.setdefault(self.ORDER, []).extend([ids[d], ids[e]])
+        for node, d in zip(nodes, depths):
+            rel.setdefault(self.STATE_DEPTH, []).extend([node, ids[d]])
+
+
+class DeltaLiterals:
+    """Memoised pymimir ground literals of one problem's fluent atoms, for the delta atoms of AD."""
+
+    def __init__(self, problem):
+        import pymimir
+
+        self._mm = pymimir
+        self.problem = problem
+        self._repos = problem._advanced_problem.get_repositories()
+        self._memo: dict[tuple[int, bool], Any] = {}
+
+    def literal(self, index: int, positive: bool):
+        key = (index, positive)
+        got = self._memo.get(key)
+        if got is None:
+            atom = self._mm.GroundAtom(self._repos.get_fluent_ground_atoms_from_indices([int(index)])[0])
+            got = self._memo[key] = self._mm.GroundLiteral.new(atom, positive, self.problem)
+        return got
+
+    def deltas(self, root, tree) -> list[list]:
+        """Per jump of ``tree``: its added (positive) and deleted (negative) fluent literals
+        relative to ``root`` (Section 5: s' \\ s and s \\ s')."""
+        base = set(atom_indices(root)[0])
+        out = []
+        for jump in tree.jumps:
+            atoms = set(atom_indices(jump.state)[0])
+            out.append([self.literal(a, True) for a in sorted(atoms - base)]
+                       + [self.literal(a, False) for a in sorted(base - atoms)])
+        return out
+
+
+class ExternalHead(nn.Module):
+    """Ext's readout: Q(s, s') = MLP1(sum_o MLP2([f(o; R^s), f(o; R^s')])) (Section 5)."""
+
+    def __init__(self, k: int):
+        super().__init__()
+        self.inner = rg.MLP(2 * k, k)
+        self.outer = rg.MLP(k, 1)
+
+    def forward(self, root: torch.Tensor, succ: torch.Tensor) -> torch.Tensor:
+        """``root`` (n_objects, k), ``succ`` (n_candidates, n_objects, k) -> (n_candidates,)."""
+        pair = torch.cat([root.unsqueeze(0).expand_as(succ), succ], dim=-1)
+        return self.outer(self.inner(pair).sum(dim=1)).view(-1)
+
+
+class PolicyNetwork(nn.Module):
+    """The R-GNN Q-function of one domain under one encoding.
+
+    Args:
+        domain: the pymimir domain (relations are per predicate / action schema name, so one model
+            serves every problem of the domain file).
+        encoding: ``aa`` | ``ext`` | ``ad``.
+        embedding_size: k (the paper: 32). layers: message-passing iterations.
+        depth_nodes: AD with the depth nodes (the paper's full encoding); False: Appendix C's
+            "No Depthnodes" ablation.
+
+    Raises:
+        ValueError: unknown encoding.
+    """
+
+    def __init__(self, domain, encoding: str, embedding_size: int = 32, layers: int = 30, depth_nodes: bool = True):
+        super().__init__()
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding {encoding!r}; one of {', '.join(ENCODINGS)}")
+        self.encoding = encoding
+        self.depth_nodes = depth_nodes
+        self._args = (domain, encoding, embedding_size, layers, depth_nodes)
+        hp = rg.HyperparameterConfig(domain=domain, embedding_size=embedding_size, num_layers=layers)
+        spec: tuple = (rg.StateEncoder(), rg.GoalEncoder())
+        if encoding == "aa":
+            spec += (rg.GroundActionsEncoder(),)
+        elif encoding == "ad":
+            spec += (rg.TransitionEffectsEncoder(),) + ((DepthEncoder(),) if depth_nodes else ())
+        out = [("q", rg.ActionScalarDecoder(hp))] if encoding != "ext" else [("objects", rg.ObjectsEmbeddingDecoder())]
+        modules = rg.ModuleConfig(aggregation_function=rg.SmoothMaximumAggregation(),
+                                  message_function=rg.PredicateMLPMessages(hp, spec),
+                                  update_function=rg.MLPUpdates(hp))
+        self.rgnn = rg.RelationalGraphNeuralNetwork(hp, modules, spec, out)
+        self.head = ExternalHead(embedding_size) if encoding == "ext" else None
+
+    def clone(self) -> "PolicyNetwork":
+        """A copy with the same weights (a deep copy cannot copy the pymimir domain)."""
+        twin = PolicyNetwork(*self._args)
+        twin.load_state_dict(self.state_dict())
+        return twin.to(next(self.parameters()).device)
+
+    def q_values(self, items: list[tuple]) -> list[torch.Tensor]:
+        """Q-values of every candidate of each item, in the tree's jump order.
+
+        Args:
+            items: ``(state, goal_condition, tree, deltas)`` per decision; ``tree`` a
+                :class:`~planarena.methods.rgnn_policies.lookahead.LookaheadTree` with at least one
+                jump; ``deltas`` (AD only) :meth:`DeltaLiterals.deltas` of the tree.
+
+        Returns:
+            One float tensor of shape (len(tree.jumps),) per item. AA and AD: one R-GNN forward
+            pass over all items; Ext: one batched pass over 1 + len(tree.jumps) graphs per item.
+        """
+        if self.encoding == "ext":
+            graphs, sizes = [], []
+            for state, goal, tree, _ in items:
+                graphs.append((state, goal))
+                graphs.extend((j.state, goal) for j in tree.jumps)
+                sizes.append(1 + len(tree.jumps))
+            objects = self.rgnn.forward(graphs).readout("objects")
+            out, at = [], 0
+            for n in sizes:
+                root = objects[at]
+                succ = torch.stack(objects[at + 1: at + n])
+                out.append(self.head(root, succ))
+                at += n
+            return out
+        if self.encoding == "aa":
+            batch = [(state, goal, [j.actions[0] for j in tree.jumps]) for state, goal, tree, _ in items]
+        else:
+            batch = []
+            for state, goal, tree, deltas in items:
+                effects = (deltas, list(tree.edges), goal)
+                batch.append((state, goal, effects) + (([j.depth for j in tree.jumps],) if self.depth_nodes else ()))
+        return list(self.rgnn.forward(batch).readout("q"))
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Trainable parameters of ``model``."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+__all__ = ["ENCODINGS", "DeltaLiterals", "DepthEncoder", "ExternalHead", "PolicyNetwork", "count_parameters"]

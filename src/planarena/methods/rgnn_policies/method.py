@@ -1,0 +1,240 @@
+"""Width-based R-GNN general policies as registry methods (method ``rgnn_policy``).
+
+Source: ``../shared/papers/aiw-ad-rgnn-policies.txt`` (Aichmüller, Ståhlberg, Funkquist, Geffner).
+One params block per row of Table 1 / Table 3: ``lookahead`` (``flat`` | ``iw`` | ``aiw`` | ``baiw`` |
+``caiw``, :mod:`~planarena.methods.rgnn_policies.lookahead`) x ``encoding`` (``aa`` | ``ext`` |
+``ad``, :mod:`~planarena.methods.rgnn_policies.encodings`): ``flat_aa``, ``iw_ext``, ``aiw_ext``,
+``iw_ad``, ``aiw_ad`` and the ablations ``baiw_ad``, ``caiw_ad``, ``flat_ad``.
+
+Train stage: one Q-function per (domain, seed), trained by DQN with lifted hindsight relabelling on
+the suite's ``train`` split (:mod:`~planarena.methods.rgnn_policies.train`), the checkpoint selected
+by coverage on the ``validation`` split. Evaluation: all problems of a (domain, split) run the greedy
+policy in lockstep (:func:`~planarena.methods.rgnn_policies.policy.greedy_episodes`); the plan (the
+chosen jumps' primitive actions) is validated by the harness like every other plan. Sizes and
+schedules come from the ``rgnn_policies`` params section (``model``, ``train``, ``max_choices``,
+``capacity``, ``device``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from planarena.config import get, torch_device
+from planarena.core.io import atomic_write_json
+from planarena.core.pddl import load_problem
+from planarena.core.problemset import ProblemSet
+from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
+from planarena.methods.rgnn_policies.lookahead import KINDS
+
+FAMILY = "aiw-ad-rgnn-policies"
+ENCODING_NAMES = {"aa": "AA", "ext": "Ext", "ad": "AD"}
+LOOKAHEAD_NAMES = {"flat": "Flat", "iw": "IW", "aiw": "AIW", "baiw": "BAIW", "caiw": "C-AIW"}
+
+
+class RGNNPolicy(Method):
+    """A width-based R-GNN policy (params block keys: ``lookahead``, ``encoding``, ``seeds``)."""
+
+    family = FAMILY
+    tasks = frozenset({"plan"})
+    lockstep = True
+    uses_params = ("rgnn_policies",)
+    data_deps = ("problems",)
+
+    @classmethod
+    def report_traits(cls, config: dict, params: dict) -> ReportTraits:
+        kind, enc = config.get("lookahead", "aiw"), config.get("encoding", "ad")
+        info = (("Width-based R-GNN policies",
+                 "greedy Q-value policies over lookahead candidates (Flat: primitive successors; IW: IW(1); AIW: "
+                 "Abstracted IW(1); BAIW: base-abstracted; C-AIW: capacity-limited), input encodings AA "
+                 "(aggregated actions), Ext (one R-GNN pass per candidate), AD (aggregated deltas, one pass for the "
+                 "whole tree); DQN with lifted hindsight relabelling; no revisits, a cap on choices"),)
+        horizon = int(_section(params).get("max_choices", {}).get("flat", 1000)) if kind == "flat" else None
+        return ReportTraits(role="model", variant=f"{LOOKAHEAD_NAMES.get(kind, kind)}-{ENCODING_NAMES.get(enc, enc)}",
+                            info=info, horizon=horizon)
+
+    def __init__(self, name, config, params, layout):
+        splits = _section(params).get("splits") or get(params, "evaluation.splits")
+        config = {"splits": list(splits), **config}
+        super().__init__(name, config, params, layout)
+        self.kind = config.get("lookahead", "aiw")
+        self.encoding = config.get("encoding", "ad")
+        if self.kind not in KINDS:
+            raise ValueError(f"params: methods.{name}.lookahead={self.kind!r}; one of {', '.join(KINDS)}")
+        if self.encoding not in ENCODING_NAMES:
+            raise ValueError(f"params: methods.{name}.encoding={self.encoding!r}; one of {', '.join(ENCODING_NAMES)}")
+        if self.encoding == "aa" and self.kind != "flat":
+            raise ValueError(f"params: methods.{name}: the AA encoding scores ground actions, so it needs "
+                             f"lookahead: flat (got {self.kind!r})")
+        self._ps: ProblemSet | None = None
+        self._facts: dict = {}
+        self._nets: dict = {}
+        self.model_dir: Path | None = None
+
+    # -- settings --------------------------------------------------------------------------------
+    def section(self) -> dict:
+        return _section(self.params)
+
+    def train_config(self):
+        from planarena.methods.rgnn_policies.train import TrainConfig
+
+        return TrainConfig.from_params(self.section().get("train"))
+
+    @property
+    def device(self) -> str:
+        return torch_device(self.section().get("device", "cpu"), "rgnn_policies.device")
+
+    def max_choices(self) -> int:
+        caps = self.section().get("max_choices") or {}
+        return int(caps.get("flat" if self.kind == "flat" else "width", 1000))
+
+    @property
+    def ps(self) -> ProblemSet:
+        if self._ps is None:
+            self._ps = ProblemSet(self.layout.problems)
+        return self._ps
+
+    def _seeds(self) -> list[int]:
+        return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
+
+    def _problems(self, domain: str, split: str) -> list[tuple]:
+        """``(pymimir problem, object types)`` of every problem of (domain, split)."""
+        from planarena.methods.rgnn_policies.lookahead import object_types
+
+        out = []
+        for e in self.ps.select(domain=domain, split=split):
+            f = self.ps.problem_file(e)
+            out.append((load_problem(str(self.ps.domain_file(domain)), str(f)), object_types(f)))
+        return out
+
+    def _cache(self):
+        from planarena.methods.rgnn_policies.policy import LookaheadCache
+
+        return LookaheadCache(self.kind, int(self.section().get("capacity", 1000)), with_deltas=self.encoding == "ad")
+
+    def _network(self, domain_obj):
+        from planarena.methods.rgnn_policies.encodings import PolicyNetwork
+
+        m = self.section().get("model") or {}
+        return PolicyNetwork(domain_obj, self.encoding, int(m.get("embedding_size", 32)), int(m.get("layers", 30)),
+                             bool(m.get("depth_nodes", True)))
+
+    # -- training --------------------------------------------------------------------------------
+    def train(self, model_dir: Path) -> dict:
+        """One Q-function per (domain, seed); ``facts.json`` per model (status, episodes, selected
+        episode and its validation score, TD errors, parameters, lookahead counters)."""
+        from planarena.runner.executor import run_units
+
+        cfg = self.train_config()
+
+        def fit(unit: tuple[str, int]) -> dict:
+            import torch
+
+            from planarena.methods.rgnn_policies.encodings import count_parameters
+            from planarena.methods.rgnn_policies.train import train_policy
+
+            domain, seed = unit
+            torch.set_num_threads(1)
+            train = self._problems(domain, "train")
+            val = self._problems(domain, "validation")
+            if not train:
+                return {"status": "no data", "reason": f"no training problem of {domain}"}
+            cache = self._cache()
+            for p, types in train + val:
+                cache.add(p, types)
+            torch.manual_seed(seed)
+            net = self._network(train[0][0].get_domain()).to(self.device)
+            res = train_policy(net, cache, [p for p, _ in train], [p for p, _ in val], cfg, seed, self.kind == "flat")
+            out = model_dir / domain / f"seed{seed}"
+            out.mkdir(parents=True, exist_ok=True)
+            info = {"status": res.status, "episodes_run": res.episodes_run, "best_episode": res.best_episode,
+                    "best_score": list(res.best) if res.best else None, "diverged_at": res.diverged_at,
+                    "validation": res.validation, "td_errors": res.td_errors[-5:],
+                    "parameters": count_parameters(net), "train_problems": len(train),
+                    "validation_problems": len(val), "lookahead": {k: round(v, 3) for k, v in cache.stats.items()},
+                    "checkpoint": res.state is not None}
+            if res.state is not None:
+                torch.save({k: v.cpu() for k, v in res.state.items()}, out / "model.pt")
+            atomic_write_json(out / "facts.json", info, default=float)
+            return {**info, "train_time_s": res.seconds}
+
+        units = [(d, s) for d in self.ps.domains for s in self._seeds()]
+        facts: dict = {"domains": {d: {} for d in self.ps.domains}}
+        times: dict[str, float] = {}
+        for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}")):
+            times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
+            facts["domains"][domain][f"seed{seed}"] = info
+        atomic_write_json(Path(model_dir) / "facts.json", facts, default=float)
+        return {"trained": True, "models": {d: {k: v.get("status") for k, v in f.items()}
+                                            for d, f in facts["domains"].items()}, "unit_times_s": times}
+
+    def load(self, model_dir: Path) -> None:
+        self.model_dir = Path(model_dir)
+        f = self.model_dir / "facts.json"
+        self._facts = json.loads(f.read_text()) if f.exists() else {"domains": {}}
+
+    def _model(self, domain: str, seed: int, domain_obj):
+        """``(network, facts)`` of (domain, seed), or an :class:`Attempt` for every task when there
+        is no usable checkpoint."""
+        key = (domain, seed)
+        if key not in self._nets:
+            import torch
+
+            info = self._facts.get("domains", {}).get(domain, {}).get(f"seed{seed}")
+            if info is None:
+                self._nets[key] = Attempt("error", failure_reason=f"no trained model for {domain} (seed {seed}); run the train stage")
+            elif info.get("status") == "no data":
+                self._nets[key] = Attempt("unsolved", failure_reason=f"no model: {info.get('reason')}")
+            elif not info.get("checkpoint"):
+                outcome = "diverged" if info.get("status") == "diverged" else "error"
+                self._nets[key] = Attempt(outcome, failure_reason=f"training {info.get('status')} before any checkpoint")
+            else:
+                net = self._network(domain_obj)
+                state = torch.load(self.model_dir / domain / f"seed{seed}" / "model.pt", weights_only=True)
+                net.load_state_dict(state)
+                self._nets[key] = (net.to(self.device).eval(), info)
+        return self._nets[key]
+
+    # -- planning --------------------------------------------------------------------------------
+    def solve(self, task: PlanningTask, seed: int) -> Attempt:
+        """Plan one task (:meth:`solve_batch`)."""
+        return self.solve_batch([task], seed)[0]
+
+    def solve_batch(self, tasks: list[PlanningTask], seed: int) -> list[Attempt]:
+        """Run the greedy policy on every task (one domain) in lockstep; ``wall_time`` is each
+        problem's own lookahead time plus its share of the batched forward passes."""
+        import torch
+
+        from planarena.methods.rgnn_policies.lookahead import object_types
+        from planarena.methods.rgnn_policies.policy import greedy_episodes
+
+        domains = {t.entry.domain for t in tasks}
+        if len(domains) != 1:
+            raise ValueError(f"solve_batch: tasks of one domain expected, got {sorted(domains)}")
+        domain = domains.pop()
+        torch.set_num_threads(1)
+        problems = [load_problem(str(t.domain_file), str(t.problem_file)) for t in tasks]
+        got = self._model(domain, seed, problems[0].get_domain())
+        if isinstance(got, Attempt):
+            return [Attempt(got.outcome, failure_reason=got.failure_reason) for _ in tasks]
+        net, info = got
+        cache = self._cache()
+        for p, t in zip(problems, tasks):
+            cache.add(p, object_types(t.problem_file))
+        episodes = greedy_episodes(net, cache, problems, self.max_choices(), [t.time_limit for t in tasks])
+        extra = {"lookahead": self.kind, "encoding": self.encoding, "best_episode": info.get("best_episode"),
+                 "parameters": info.get("parameters"), "diverged_at": info.get("diverged_at")}
+        out = []
+        for ep in episodes:
+            plan = [str(a) for a in ep.plan] if ep.plan is not None else None
+            out.append(Attempt(ep.outcome, plan, failure_reason=ep.reason, wall_time=ep.seconds,
+                               extra={**extra, "choices": ep.choices, "plan_length": len(plan) if plan is not None else None,
+                                      "decision_seconds": ep.decision_seconds, **{f"lookahead_{k}": v for k, v in ep.lookahead.items()}}))
+        return out
+
+
+def _section(params: dict) -> dict:
+    return get(params, "rgnn_policies", {}) or {}
+
+
+__all__ = ["FAMILY", "RGNNPolicy"]

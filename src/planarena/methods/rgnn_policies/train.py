@@ -1,0 +1,184 @@
+"""DQN training of the width-based R-GNN policies with lifted hindsight relabelling (pymimir-rl).
+
+Source: ``../shared/papers/aiw-ad-rgnn-policies.txt``, Section 6 and Section 7 "Training": deep
+Q-learning (Mnih et al. 2015) with the lifted hindsight relabelling of Ståhlberg and Geffner (2026)
+(pymimir-rl's ``LiftedHindsightTrajectoryRefiner``), reward -1 per jump, discount 0.999, a
+Boltzmann exploration policy whose temperature decays linearly 1.0 -> 0.1 over 1,000 episodes, a
+learning rate decaying linearly 1e-3 -> 1e-5 over 300 episodes, per episode 4 trajectories (capped at
+20 jumps, or 200 steps for flat policies) and 32 optimisation steps of batch 32, replay buffers of
+100 (IW) / 1,000 (flat) transitions. Model selection: validation coverage, then the shortest total
+plan length, then the lowest TD error (the paper's last tie-breaker, random selection, is replaced by
+the later episode, so that selection is deterministic).
+
+pymimir-rl supplies the off-policy loop (``OffPolicyAlgorithm``: sample, relabel, replay,
+optimise), the DQN loss (``DQNOptimization``: Huber loss on r + gamma * mellowmax Q_target), the
+prioritised replay buffers, the Boltzmann rollout sampler and the reward function; the jumps of a
+lookahead enter it as "actions" (:class:`~planarena.methods.rgnn_policies.lookahead.Jump`).
+Paper-silent choices (stated in the README): the target network is synchronised after every
+episode, mellowmax's factor is ``mellowmax`` (large: close to max), half of each batch comes from
+unrelabelled solved/dead-end trajectories when there are any (pymimir-rl's default), and the
+relabelling emits at most ``her_max`` trajectories per episode.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field, fields
+
+import torch
+
+from planarena.methods.rgnn_policies.encodings import PolicyNetwork
+from planarena.methods.rgnn_policies.policy import LookaheadCache, LookaheadQModel, greedy_episodes
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training hyperparameters (params ``rgnn_policies.train``; defaults: the paper's Section 7).
+
+    Units: episodes (one episode = ``rollouts`` trajectories + ``train_steps`` optimisation steps),
+    seconds for ``max_seconds`` (a wall-clock cap per model; 0 = none)."""
+
+    episodes: int = 1000
+    lr: float = 1e-3
+    min_lr: float = 1e-5
+    lr_episodes: int = 300
+    temperature: float = 1.0
+    min_temperature: float = 0.1
+    temperature_episodes: int = 1000
+    gamma: float = 0.999
+    train_steps: int = 32
+    batch: int = 32
+    rollouts: int = 4
+    max_jumps: int = 20
+    max_steps: int = 200
+    buffer_iw: int = 100
+    buffer_flat: int = 1000
+    her_max: int = 16
+    mellowmax: float = 100.0
+    eval_every: int = 50
+    eval_choices: int = 100
+    max_seconds: float = 0.0
+
+    @classmethod
+    def from_params(cls, block: dict | None) -> "TrainConfig":
+        """From a params dict; unknown keys raise ``ValueError`` naming them."""
+        block = dict(block or {})
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(block) - names)
+        if unknown:
+            raise ValueError(f"params: rgnn_policies.train: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        return cls(**block)
+
+
+@dataclass
+class TrainResult:
+    """What one training run produced: ``state`` the selected weights (None if no validation
+    score was ever computed and no episode ran), ``best`` its (coverage, -plan length, -TD error)
+    score, ``best_episode``, ``episodes_run``, ``td_errors`` mean TD error per episode,
+    ``validation`` the history of (episode, coverage, total plan length), ``seconds``, ``status``
+    (``trained`` | ``diverged`` | ``time cap``)."""
+
+    state: dict | None = None
+    best: tuple | None = None
+    best_episode: int | None = None
+    episodes_run: int = 0
+    td_errors: list = field(default_factory=list)
+    validation: list = field(default_factory=list)
+    seconds: float = 0.0
+    status: str = "trained"
+    diverged_at: int | None = None
+
+
+def linear(start: float, end: float, episode: int, span: int) -> float:
+    """Linear schedule from ``start`` (episode 0) to ``end`` (episode ``span`` and after)."""
+    if span <= 0:
+        return end
+    r = min(1.0, episode / span)
+    return start + (end - start) * r
+
+
+def train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list, validation: list,
+                 cfg: TrainConfig, seed: int, flat: bool) -> TrainResult:
+    """Train ``network`` by DQN with lifted hindsight relabelling on the training ``problems``.
+
+    Args:
+        network: the Q-function (trained in place; the returned ``state`` is the selected one).
+        cache: lookahead trees, with every training and validation problem registered.
+        problems / validation: pymimir problems (validation may be empty: then the last episode's
+            weights are kept, score by TD error only).
+        seed: seeds Python's ``random`` (pymimir-rl's samplers) and torch.
+        flat: primitive-successor policy (horizon ``max_steps``, buffer ``buffer_flat``) or a
+            width-based one (``max_jumps``, ``buffer_iw``).
+
+    Returns:
+        :class:`TrainResult`; a NaN loss stops training as ``diverged`` (the best weights before it
+        are kept).
+    """
+    import pymimir_rl as rl
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    start = time.perf_counter()
+    model = LookaheadQModel(network, cache)
+    target_net = network.clone()
+    target = LookaheadQModel(target_net, cache)
+    optimiser = torch.optim.Adam(network.parameters(), lr=cfg.lr)
+    steps = max(1, cfg.lr_episodes * cfg.train_steps)
+    scheduler = torch.optim.lr_scheduler.LinearLR(optimiser, 1.0, cfg.min_lr / cfg.lr, total_iters=steps)
+    loss = rl.DQNOptimization(model, optimiser, scheduler, target, float(cfg.gamma), float(cfg.mellowmax))
+    reward = rl.ConstantRewardFunction(-1.0)
+    capacity = cfg.buffer_flat if flat else cfg.buffer_iw
+    sampler = rl.BoltzmannTrajectorySampler(model, reward, float(cfg.temperature))
+    algo = rl.OffPolicyAlgorithm(
+        problems, loss, reward, rl.PrioritizedReplayBuffer(capacity), rl.PrioritizedReplayBuffer(capacity), sampler,
+        horizon=int(cfg.max_steps if flat else cfg.max_jumps), rollout_count=int(cfg.rollouts),
+        batch_size=int(cfg.batch), train_steps=int(cfg.train_steps),
+        trajectory_refiner=rl.LiftedHindsightTrajectoryRefiner(problems, int(cfg.her_max)))
+    episode_losses: list[float] = []
+    algo.register_on_train_step(lambda transitions, losses: episode_losses.append(float(losses.mean())))
+    res = TrainResult()
+
+    # validation rollouts only when there is a choice to make (two or more scoring points)
+    points = cfg.episodes // max(1, cfg.eval_every) + (cfg.episodes % max(1, cfg.eval_every) != 0)
+    use_validation = bool(validation) and points > 1
+
+    def score(episode: int) -> None:
+        td = sum(episode_losses) / len(episode_losses) if episode_losses else math.inf
+        if use_validation:
+            eps = greedy_episodes(network, cache, validation, cfg.eval_choices, [math.inf] * len(validation))
+            solved = [e for e in eps if e.outcome == "solved"]
+            coverage = len(solved) / len(eps)
+            length = sum(len(e.plan) for e in solved)
+            res.validation.append((episode, coverage, length))
+            key = (coverage, -length, -td)
+        else:
+            key = (0.0, 0, -td)
+        if res.best is None or key >= res.best:  # ties: the later episode
+            res.best, res.best_episode = key, episode
+            res.state = {k: v.detach().clone() for k, v in network.state_dict().items()}
+
+    for episode in range(cfg.episodes):
+        if cfg.max_seconds and time.perf_counter() - start > cfg.max_seconds:
+            res.status = "time cap"
+            break
+        sampler.set_temperature(float(linear(cfg.temperature, cfg.min_temperature, episode, cfg.temperature_episodes)))
+        episode_losses.clear()
+        algo.fit()
+        res.episodes_run = episode + 1
+        td = sum(episode_losses) / len(episode_losses) if episode_losses else float("nan")
+        res.td_errors.append(td)
+        if episode_losses and not math.isfinite(td):
+            res.status, res.diverged_at = "diverged", episode
+            break
+        target_net.load_state_dict(network.state_dict())
+        if (episode + 1) % max(1, cfg.eval_every) == 0 or episode + 1 == cfg.episodes:
+            score(episode + 1)
+    if res.best is None and res.status != "diverged" and res.episodes_run:
+        score(res.episodes_run)
+    res.seconds = time.perf_counter() - start
+    return res
+
+
+__all__ = ["TrainConfig", "TrainResult", "linear", "train_policy"]
