@@ -17,6 +17,8 @@ IW(k)") and Appendix B (BAIW, C-AIW).
 * ``baiw``: every object abstracted to the universal type (Appendix B, "Base-Abstracted IW").
 * ``caiw``: AIW with a capacity: at each depth at most ``capacity`` novel states are kept for the
   next depth, those satisfying the most goal atoms first, ties first-seen (Appendix B, C = 1000).
+  The others leave the tree (primitive successors of the root stay candidates, unexpanded); the
+  features they made novel stay in the novelty table (the paper does not say; they were tested).
 
 pymimir's own ``iw`` search returns a plan to the goal, not the tree of novel states, and has no hook
 for abstracted novelty, so the search is written here once for all five kinds (successors come from
@@ -215,7 +217,9 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
                                 goal_count(succ, goal_atoms) if kind == "caiw" else 0))
         if kind == "caiw" and len(nxt) > capacity:
             keep = sorted(range(len(nxt)), key=lambda i: (-nxt[i][4], i))[:capacity]
-            dropped = {nxt[i][1] for i in range(len(nxt))} - {nxt[i][1] for i in keep}
+            # ejected states leave the tree, except primitive successors of the root (always
+            # candidates); their features stay in the novelty table (they were tested at generation)
+            dropped = {nxt[i][1] for i in range(len(nxt)) if tree.jumps[nxt[i][1]].parent != -1} - {nxt[i][1] for i in keep}
             nxt = [nxt[i] for i in sorted(keep)]
             _drop(tree, dropped)
             index = {id(j): k for k, j in enumerate(tree.jumps)}

@@ -93,10 +93,9 @@ class TrainResult:
 
 def linear(start: float, end: float, episode: int, span: int) -> float:
     """Linear schedule from ``start`` (episode 0) to ``end`` (episode ``span`` and after)."""
-    if span <= 0:
+    if span <= 0 or episode >= span:
         return end
-    r = min(1.0, episode / span)
-    return start + (end - start) * r
+    return start + (end - start) * episode / span
 
 
 def train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list, validation: list,

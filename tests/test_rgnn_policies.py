@@ -1,0 +1,280 @@
+"""Width-based R-GNN policies (``rgnn_policies``): lookaheads (IW(1), AIW(1), BAIW, C-AIW), the AD
+and External encodings, lifted hindsight relabelling over jumps, and validated greedy plans.
+
+A tiny typed Spanner-like domain written here: men walk along one-way links and pick up spanners.
+Types: ``man`` and ``spanner`` (both ``locatable``), ``location``. The hand-computed trees below
+follow the paper's Section 3 and Appendix B (its own Spanner example of BAIW's failure mode).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pymimir
+import pytest
+import torch
+
+from planarena.core.pddl import load_problem
+from planarena.core.validation import validate_plan
+from planarena.methods.rgnn_policies.encodings import PolicyNetwork
+from planarena.methods.rgnn_policies.lookahead import AtomFeatures, lookahead, object_types
+from planarena.methods.rgnn_policies.policy import LookaheadCache, LookaheadQModel, greedy_episodes
+from planarena.methods.rgnn_policies.train import TrainConfig, linear, train_policy
+
+DOMAIN = """(define (domain spanners)
+  (:requirements :strips :typing)
+  (:types locatable location - object man spanner - locatable)
+  (:predicates (at ?x - locatable ?l - location) (link ?a ?b - location) (carrying ?m - man ?s - spanner))
+  (:action walk :parameters (?m - man ?a ?b - location)
+    :precondition (and (at ?m ?a) (link ?a ?b))
+    :effect (and (at ?m ?b) (not (at ?m ?a))))
+  (:action pickup :parameters (?m - man ?s - spanner ?l - location)
+    :precondition (and (at ?m ?l) (at ?s ?l))
+    :effect (and (carrying ?m ?s) (not (at ?s ?l)))))
+"""
+
+
+def _problem_text(goal: str) -> str:
+    return f"""(define (problem two-men)
+  (:domain spanners)
+  (:objects bob alice - man s1 - spanner l0 l1 l2 - location)
+  (:init (at bob l0) (at alice l1) (at s1 l2) (link l0 l1) (link l1 l2))
+  (:goal (and {goal})))
+"""
+
+
+@pytest.fixture
+def spanner(tmp_path: Path):
+    """``make(goal) -> (domain file, problem file, pymimir problem)``."""
+    dom = tmp_path / "domain.pddl"
+    dom.write_text(DOMAIN)
+
+    def make(goal: str, name: str = "p.pddl"):
+        prob = tmp_path / name
+        prob.write_text(_problem_text(goal))
+        return dom, prob, load_problem(str(dom), str(prob))
+
+    return make
+
+
+def _paths(tree) -> list[tuple[str, ...]]:
+    return [tuple(str(a) for a in j.actions) for j in tree.jumps]
+
+
+WALK_ALICE, WALK_BOB = "(walk alice l1 l2)", "(walk bob l0 l1)"
+PICK_ALICE = "(pickup alice s1 l2)"
+
+
+def test_aiw_novelty_hand_computed(spanner):
+    """AIW(1) on the typed problem, goal carrying(alice, s1). Root atoms give the abstracted
+    features (at, bob, location), (at, l0, man), (at, alice, location), (at, l1, man),
+    (at, s1, location), (at, l2, spanner). Depth 1: alice -> l2 makes (at, l2, man) novel;
+    bob -> l1 only repeats (at, bob, location) and (at, l1, man) (alice was at l1): not novel, kept
+    as a primitive successor but not expanded. Depth 2: picking s1 up gives the goal atom
+    carrying(alice, s1), never abstracted: novel. Bob's walk from there repeats seen features:
+    pruned. So exactly two features are added to the root's six."""
+    dom, prob, problem = spanner("(carrying alice s1)")
+    types = object_types(prob)
+    assert types["bob"] == "man" and types["s1"] == "spanner" and types["l0"] == "location"
+    feats = AtomFeatures(problem, "aiw", types)
+    at_bob_l1 = problem.new_ground_atom(problem.get_domain().get_predicate("at"),
+                                        [problem.get_object("bob"), problem.get_object("l1")])
+    assert set(feats(int(at_bob_l1.get_index()))) == {("at", 0, "bob", ("location",)), ("at", 1, "l1", ("man",))}
+    tree = lookahead(problem, problem.get_initial_state(), "aiw", feats)
+    assert _paths(tree) == [(WALK_ALICE,), (WALK_BOB,), (WALK_ALICE, PICK_ALICE)]
+    assert tree.edges == [(0, 2)]
+    assert tree.novelty_features == 6 + 2
+    assert [j.depth for j in tree.jumps] == [1, 1, 2]
+
+
+def test_iw_keeps_what_aiw_abstracts_and_baiw_collapses(spanner):
+    """Same problem. IW(1) tests full atoms: at(bob, l1), at(bob, l2), carrying(bob, s1) are new
+    too, so it also follows Bob (5 jumps). BAIW abstracts every object to one type: at(alice, l2)
+    repeats (at, *, l2) from at(s1, l2) in the root, so nothing at depth 1 is novel and the
+    lookahead stops at the primitive successors: Appendix B's Spanner failure mode, which AIW's
+    types avoid."""
+    dom, prob, problem = spanner("(carrying alice s1)")
+    s0 = problem.get_initial_state()
+    iw = lookahead(problem, s0, "iw", AtomFeatures(problem, "iw"))
+    assert _paths(iw) == [(WALK_ALICE,), (WALK_BOB,), (WALK_ALICE, PICK_ALICE),
+                          (WALK_BOB, "(walk bob l1 l2)"), (WALK_BOB, "(walk bob l1 l2)", "(pickup bob s1 l2)")]
+    baiw = lookahead(problem, s0, "baiw", AtomFeatures(problem, "baiw", object_types(prob)))
+    assert _paths(baiw) == [(WALK_ALICE,), (WALK_BOB,)]
+    flat = lookahead(problem, s0, "flat")
+    assert _paths(flat) == [(WALK_ALICE,), (WALK_BOB,)]
+
+
+def test_iw_tree_is_pymimirs_iw1(spanner):
+    """Our IW(1) tree holds exactly the states pymimir's own IW generates into its search tree
+    (pymimir runs IW(0), the root's successors, then IW(1)); the goal (both men's errands) has
+    width 2, so neither search stops early."""
+    _, _, problem = spanner("(carrying alice s1) (at bob l2)")
+    s0 = problem.get_initial_state()
+    ours = {j.state for j in lookahead(problem, s0, "iw", AtomFeatures(problem, "iw")).jumps}
+    theirs: set = set()
+    pymimir.iw(problem, s0, 1, on_generate_new_state=lambda s, a, c, t: theirs.add(t))
+    assert ours == theirs and len(ours) == 5
+
+
+def test_caiw_capacity_keeps_most_goal_atoms(spanner):
+    """C-AIW with capacity 1 and goal at(bob, l1): both depth-1 walks are novel (Alice's through
+    (at, l2, man), Bob's through the goal atom), but only one may be expanded: Bob's state, which
+    satisfies a goal atom (h = 1 against 0). Alice's branch (her pickup at depth 2, which AIW
+    finds) is cut; her walk stays a candidate as a primitive successor of the root."""
+    _, prob, problem = spanner("(at bob l1)")
+    types = object_types(prob)
+    s0 = problem.get_initial_state()
+    aiw = lookahead(problem, s0, "aiw", AtomFeatures(problem, "aiw", types))
+    caiw = lookahead(problem, s0, "caiw", AtomFeatures(problem, "aiw", types), capacity=1)
+    assert _paths(aiw) == [(WALK_ALICE,), (WALK_BOB,), (WALK_ALICE, PICK_ALICE)]
+    assert _paths(caiw) == [(WALK_ALICE,), (WALK_BOB,)] and caiw.edges == []
+    assert _paths(lookahead(problem, s0, "caiw", AtomFeatures(problem, "aiw", types), capacity=2)) == _paths(aiw)
+
+
+def _count_forward(network: PolicyNetwork, calls: list):
+    inner = network.rgnn.forward
+
+    def counted(batch):
+        calls.append(len(batch))
+        return inner(batch)
+
+    network.rgnn.forward = counted
+
+
+def test_ad_scores_all_candidates_in_one_pass_and_ranks_like_external(spanner):
+    """AD encodes the whole IW(1) tree as one graph (one R-GNN instance); External one graph per
+    candidate plus the root. Fitted to the same exact target (the candidates' true goal distance,
+    ties broken by the tree order), both rank the candidates the same way."""
+    _, prob, problem = spanner("(carrying bob s1)")
+    cache = LookaheadCache("iw", with_deltas=True)
+    cache.add(problem, object_types(prob))
+    s0, goal = problem.get_initial_state(), problem.get_goal_condition()
+    tree, deltas = cache.get(s0)
+    n = len(tree.jumps)
+    dist = []  # optimal steps to the goal from each candidate (5: a dead end, s1 taken by Alice)
+    for j in tree.jumps:
+        res = pymimir.brfs(problem, j.state)
+        dist.append(len(res.solution or []) if str(res.status) == "solved" else 5)
+    assert dist == [3, 2, 5, 1, 0]
+    target = torch.tensor([-(d + 0.01 * k) for k, d in enumerate(dist)])
+    rankings = {}
+    for enc in ("ad", "ext"):
+        torch.manual_seed(0)
+        net = PolicyNetwork(problem.get_domain(), enc, 16, 2)
+        opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+        for _ in range(500):
+            q = net.q_values([(s0, goal, tree, deltas)])[0]
+            loss = ((q - target) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        assert loss.item() < 1e-4  # exact on this tree
+        calls: list = []
+        _count_forward(net, calls)
+        with torch.no_grad():
+            q = net.q_values([(s0, goal, tree, deltas)])[0]
+        assert q.shape == (n,)
+        assert calls == ([1] if enc == "ad" else [1 + n])  # AD: one graph for the whole tree
+        rankings[enc] = torch.argsort(q, descending=True).tolist()
+    assert rankings["ad"] == rankings["ext"] == torch.argsort(target, descending=True).tolist()
+
+
+def test_lifted_relabelling_over_jumps(spanner):
+    """pymimir-rl's lifted hindsight relabelling on IW(1)-jump trajectories: every relabelled
+    trajectory ends in a state satisfying its new goal (and none earlier), costs -1 per jump, and
+    its jumps are candidates of the model at their states, so the DQN loss can index them."""
+    import random
+
+    import pymimir_rl as rl
+
+    _, prob, problem = spanner("(carrying alice s1) (at bob l2)")
+    cache = LookaheadCache("iw", with_deltas=True)
+    cache.add(problem, object_types(prob))
+    random.seed(0)
+    torch.manual_seed(0)
+    model = LookaheadQModel(PolicyNetwork(problem.get_domain(), "ad", 8, 1), cache)
+    reward = rl.ConstantRewardFunction(-1.0)
+    sampler = rl.BoltzmannTrajectorySampler(model, reward, 1.0)
+    trajectories = sampler.sample([(problem.get_initial_state(), problem.get_goal_condition())] * 4, 3)
+    relabelled = rl.LiftedHindsightTrajectoryRefiner([problem], 16).refine(trajectories)
+    assert relabelled
+    for t in relabelled:
+        assert t.goal_condition.holds(t.final_state)
+        assert all(not t.goal_condition.holds(tr.current_state) for tr in t)
+        assert all(tr.immediate_reward == -1.0 for tr in t)
+        for tr in t:
+            _, jumps = model.forward([(tr.current_state, tr.goal_condition)])[0]
+            assert tr.selected_action in jumps
+    target = LookaheadQModel(model.network.clone(), cache)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    dqn = rl.DQNOptimization(model, opt, torch.optim.lr_scheduler.LinearLR(opt, 1.0, 0.01, 10), target, 0.999, 100.0)
+    transitions = [tr for t in relabelled for tr in t]
+    losses = dqn(transitions, torch.ones(len(transitions)))
+    assert losses.shape == (len(transitions),) and torch.isfinite(losses).all()
+
+
+def test_greedy_plans_validate_and_respect_limits(spanner):
+    """The greedy policy's plan is the concatenation of its jumps' actions and validates against
+    the domain (the harness's validator); a truncated plan does not. With no revisits an
+    untrained policy still reaches Bob's goal in this tiny space; it is the same plan with a fresh
+    lookahead cache; a choice limit of 1 stops it (the goal is 2 walks away and the AIW tree does
+    not follow Bob: his first walk is not novel)."""
+    dom, prob, problem = spanner("(at bob l2)")
+
+    def cache():
+        c = LookaheadCache("aiw", with_deltas=True)
+        c.add(problem, object_types(prob))
+        return c
+
+    torch.manual_seed(0)
+    net = PolicyNetwork(problem.get_domain(), "ad", 8, 1)
+    ep = greedy_episodes(net, cache(), [problem], 50, [30.0])[0]
+    assert ep.outcome == "solved" and ep.choices >= 2
+    plan = [str(a) for a in ep.plan]
+    assert validate_plan(dom, prob, plan).valid
+    assert not validate_plan(dom, prob, plan[:-1]).valid
+    assert [str(a) for a in greedy_episodes(net, cache(), [problem], 50, [30.0])[0].plan] == plan
+    capped = greedy_episodes(net, cache(), [problem], 1, [30.0])[0]
+    assert capped.outcome == "unsolved" and capped.reason == "choice limit 1 reached" and capped.plan is None
+    late = greedy_episodes(net, cache(), [problem], 50, [0.0])[0]
+    assert late.outcome == "timeout"
+
+
+def test_training_is_seeded_and_selects_by_validation(spanner):
+    """Two runs with the same seed give the same TD errors and weights; with two scoring points the
+    validation split is rolled out and the selected score is (coverage, -plan length, -TD error)."""
+    _, prob, problem = spanner("(carrying bob s1)")
+    _, vprob, val = spanner("(carrying alice s1)", "v.pddl")
+    cfg = TrainConfig(episodes=2, train_steps=2, batch=4, rollouts=2, max_jumps=4, eval_every=1, eval_choices=5,
+                      lr_episodes=2, temperature_episodes=2)
+    runs = []
+    for _ in range(2):
+        cache = LookaheadCache("iw", with_deltas=True)
+        cache.add(problem, object_types(prob))
+        cache.add(val, object_types(vprob))
+        torch.manual_seed(3)
+        net = PolicyNetwork(problem.get_domain(), "ad", 8, 1)
+        runs.append(train_policy(net, cache, [problem], [val], cfg, 3, flat=False))
+    a, b = runs
+    assert a.td_errors == b.td_errors and a.episodes_run == 2
+    assert all(torch.equal(a.state[k], b.state[k]) for k in a.state)
+    assert [v[0] for v in a.validation] == [1, 2] and len(a.best) == 3 and 0.0 <= a.best[0] <= 1.0
+
+
+def test_schedules_and_config_errors():
+    assert linear(1.0, 0.1, 0, 1000) == 1.0 and math.isclose(linear(1.0, 0.1, 500, 1000), 0.55)
+    assert linear(1.0, 0.1, 5000, 1000) == 0.1
+    with pytest.raises(ValueError, match="unknown key"):
+        TrainConfig.from_params({"episodez": 3})
+
+
+def test_method_rejects_aa_with_a_width_lookahead(tmp_path):
+    from planarena.config import Layout
+    from planarena.methods.rgnn_policies.method import RGNNPolicy
+
+    params = {"evaluation": {"splits": ["validation"], "seeds": [13]}, "rgnn_policies": {}}
+    with pytest.raises(ValueError, match="needs lookahead: flat"):
+        RGNNPolicy("bad", {"lookahead": "iw", "encoding": "aa"}, params, Layout(root=tmp_path))
+    with pytest.raises(ValueError, match="lookahead="):
+        RGNNPolicy("bad", {"lookahead": "iw2", "encoding": "ad"}, params, Layout(root=tmp_path))
