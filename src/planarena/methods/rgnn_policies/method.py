@@ -97,14 +97,28 @@ class RGNNPolicy(Method):
     def _seeds(self) -> list[int]:
         return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
 
-    def _problems(self, domain: str, split: str) -> list[tuple]:
-        """``(pymimir problem, object types)`` of every problem of (domain, split)."""
+    def _entries(self, domain: str) -> tuple[list, list]:
+        """The (train, validation) problem entries of ``domain``. A suite without a validation
+        split (the IPC 2023 layout has only ``training/easy``) gives its ``validation_from_train``
+        largest training problems to validation instead, as the paper's Table 8 does (validation
+        instances larger than the training ones); never a test problem."""
+        train = list(self.ps.select(domain=domain, split="train"))
+        val = list(self.ps.select(domain=domain, split="validation"))
+        n = int(self.section().get("validation_from_train", 0) or 0)
+        if not val and n > 0 and len(train) > 1:
+            ordered = sorted(train, key=lambda e: (e.objects, e.size or 0, e.problem))
+            n = min(n, len(train) // 2)
+            train, val = ordered[:-n], ordered[-n:]
+        return train, val
+
+    def _load(self, entries) -> list[tuple]:
+        """``(pymimir problem, object types)`` of every entry."""
         from planarena.methods.rgnn_policies.lookahead import object_types
 
         out = []
-        for e in self.ps.select(domain=domain, split=split):
+        for e in entries:
             f = self.ps.problem_file(e)
-            out.append((load_problem(str(self.ps.domain_file(domain)), str(f)), object_types(f)))
+            out.append((load_problem(str(self.ps.domain_file(e.domain)), str(f)), object_types(f)))
         return out
 
     def _cache(self):
@@ -135,8 +149,8 @@ class RGNNPolicy(Method):
 
             domain, seed = unit
             torch.set_num_threads(1)
-            train = self._problems(domain, "train")
-            val = self._problems(domain, "validation")
+            train_entries, val_entries = self._entries(domain)
+            train, val = self._load(train_entries), self._load(val_entries)
             if not train:
                 return {"status": "no data", "reason": f"no training problem of {domain}"}
             cache = self._cache()
@@ -151,7 +165,7 @@ class RGNNPolicy(Method):
                     "best_score": list(res.best) if res.best else None, "diverged_at": res.diverged_at,
                     "validation": res.validation, "td_errors": res.td_errors[-5:],
                     "parameters": count_parameters(net), "train_problems": len(train),
-                    "validation_problems": len(val), "lookahead": {k: round(v, 3) for k, v in cache.stats.items()},
+                    "validation_problems": [e.problem for e in val_entries], "lookahead": {k: round(v, 3) for k, v in cache.stats.items()},
                     "checkpoint": res.state is not None}
             if res.state is not None:
                 torch.save({k: v.cpu() for k, v in res.state.items()}, out / "model.pt")
