@@ -38,8 +38,13 @@ def published_group_tables(t: PublishedMatrix) -> list[tuple[str, pd.DataFrame]]
 
 
 def side_by_side_methods(t: PublishedMatrix, cov: pd.DataFrame) -> list[str]:
-    """Harness methods with plan results (in ``cov``) that have a column in ``t``, column order."""
-    measured = set(cov["method"]) if not cov.empty else set()
+    """Harness methods with plan results (in ``cov``) on at least one (domain, split) row of ``t``
+    that have a column in ``t``, in column order (a method measured only on other instances, e.g.
+    the generated suite beside an IPC 2023 table, gets no side-by-side table of dashes)."""
+    if cov.empty:
+        return []
+    rows = {(r.domain, r.split) for r in t.rows}
+    measured = {m for m, d, s in zip(cov["method"], cov["domain"], cov["split"]) if (d, s) in rows}
     return [m for m in t.methods if m in measured]
 
 
