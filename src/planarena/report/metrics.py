@@ -326,3 +326,6 @@ TRAIN_TIME = register_metric(Metric("train_time_s", "train time (s)", False, "fi
 TIME_PER_STEP = register_metric(
     Metric("time_per_step_s", "decode time per step (s)", False, "attempt_mean", ".4f")
 )
+TIME_PER_DECISION = register_metric(
+    Metric("time_per_decision_s", "time per decision (s)", False, "attempt_mean", ".4f")
+)

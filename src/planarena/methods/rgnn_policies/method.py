@@ -243,7 +243,7 @@ class RGNNPolicy(Method):
             plan = [str(a) for a in ep.plan] if ep.plan is not None else None
             out.append(Attempt(ep.outcome, plan, failure_reason=ep.reason, wall_time=ep.seconds,
                                extra={**extra, "choices": ep.choices, "plan_length": len(plan) if plan is not None else None,
-                                      "decision_seconds": ep.decision_seconds, **{f"lookahead_{k}": v for k, v in ep.lookahead.items()}}))
+                                      "time_per_decision_s": ep.decision_seconds, **{f"lookahead_{k}": v for k, v in ep.lookahead.items()}}))
         return out
 
 

@@ -17,6 +17,7 @@ from planarena.report.metrics import (
     MIN_TIME_S,
     PARAMETERS,
     TIME,
+    TIME_PER_DECISION,
     TIME_PER_STEP,
     TRAIN_TIME,
     TREE_NODES,
@@ -27,9 +28,10 @@ from planarena.report.metrics import (
 from planarena.report.records import latest_records, method_order, record_task
 
 #: ``extra`` metrics shown when a method reports them, in column order.
-COST_EXTRA: tuple[Metric, ...] = (PARAMETERS, TREE_NODES, TRAIN_TIME, TIME_PER_STEP)
+COST_EXTRA: tuple[Metric, ...] = (PARAMETERS, TREE_NODES, TRAIN_TIME, TIME_PER_STEP, TIME_PER_DECISION)
 
 OWN_TIME_TITLE = "time/problem over own solved, geo-mean (s)"
+PLAN_LENGTH_TITLE = "plan length over own solved, mean"
 
 
 def commonly_solved(records: Iterable[ResultRecord]) -> dict[tuple[str, str], frozenset[str]]:
@@ -78,7 +80,8 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
     plan method there, see :func:`commonly_solved`); ``time/problem, geo-mean (s)`` (:data:`TIME`:
     per problem, the mean wall time of the method's solved-and-validated attempts, then the
     geometric mean over the commonly solved instances); ``own solved`` and the same time over the
-    method's own solved instances (a floor method can empty the common set); ``mean wall time,
+    method's own solved instances (a floor method can empty the common set); ``plan length over own
+    solved, mean`` (actions, over its solved-and-validated attempts); ``mean wall time,
     all attempts (s)``; ``attempts``; and, when any record has them, the :data:`COST_EXTRA`
     metrics (aggregated as each declares). The time columns are "–" for tasks other than plan.
     """
@@ -102,8 +105,10 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
             row[TIME.title] = TIME.format_value(geometric_mean(per_problem)) if per_problem else DASH
             row["own solved"] = str(len(own))
             row[OWN_TIME_TITLE] = TIME.format_value(geometric_mean(own)) if own else DASH
+            lengths = [r.plan_length for r in recs if r.counts_as_solved and r.plan_length is not None]
+            row[PLAN_LENGTH_TITLE] = f"{np.mean(lengths):.1f}" if lengths else DASH
         else:
-            for title in ("commonly solved", TIME.title, "own solved", OWN_TIME_TITLE):
+            for title in ("commonly solved", TIME.title, "own solved", OWN_TIME_TITLE, PLAN_LENGTH_TITLE):
                 row[title] = DASH
         row[WALL_TIME.title] = WALL_TIME.format_value(
             WALL_TIME.combine([(r.seed, r.wall_time) for r in recs])
@@ -121,6 +126,7 @@ def cost_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
         TIME.title,
         "own solved",
         OWN_TIME_TITLE,
+        PLAN_LENGTH_TITLE,
         WALL_TIME.title,
         "attempts",
         *(m.title for m in extra_present),
@@ -139,7 +145,9 @@ def render(cost: pd.DataFrame) -> list[str]:
         "least one seed) by every plan method that ran on that domain/split. Time per problem: "
         "mean wall time of the method's solved attempts, then the geometric mean over the "
         f"commonly solved instances (times below {MIN_TIME_S} s count as {MIN_TIME_S} s); "
-        f'"{DASH}" for tasks other than plan. Model size and train time come from the records\' '
+        f'"{DASH}" for tasks other than plan. Plan length: mean number of actions of the '
+        "method's solved and validated plans. Model size, train time, decode time per step and "
+        "time per decision (a policy's choice: lookahead plus Q-values) come from the records' "
         "`extra` when the method reports them."
     )
     out += ["", md_table(cost)]
