@@ -41,7 +41,8 @@ def _ran(output: str) -> set[str]:
 #: cover them); leaving them out keeps this test a few minutes shorter (CI time, issue 9).
 E2E_METHODS = ("fd_astar_lmcut", "fd_lama", "random_walk", "random_walk_novisit", "wl_xgb_delta", "fsf_lstm_delta",
                "wl_identity", "embedplan_mlp", "embedplan_hyper", "embedplan_untrained", "embedplan_identity",
-               "satr_encoder_cl", "satr_encdec_cl_applicable", "plangpt_nocl_regrounding")
+               "satr_encoder_cl", "satr_encdec_cl_applicable", "plangpt_nocl_regrounding", "aiw_ad", "flat_aa",
+               "wl_goose")
 
 
 def _trim_methods(params_text: str) -> str:

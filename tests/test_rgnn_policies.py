@@ -180,6 +180,25 @@ def test_ad_scores_all_candidates_in_one_pass_and_ranks_like_external(spanner):
     assert rankings["ad"] == rankings["ext"] == torch.argsort(target, descending=True).tolist()
 
 
+def test_aa_scores_ground_actions_of_the_flat_lookahead(spanner):
+    """AA (flat policies): one graph with a node per applicable ground action; one Q-value per
+    distinct primitive successor, in the flat tree's order; AA needs the flat lookahead."""
+    _, prob, problem = spanner("(carrying bob s1)")
+    cache = LookaheadCache("flat", with_deltas=False)
+    cache.add(problem, object_types(prob))
+    s0, goal = problem.get_initial_state(), problem.get_goal_condition()
+    tree, deltas = cache.get(s0)
+    assert deltas is None and [j.depth for j in tree.jumps] == [1, 1]
+    torch.manual_seed(0)
+    net = PolicyNetwork(problem.get_domain(), "aa", 8, 2)  # 2 layers: objects differ before actions read them
+    calls: list = []
+    _count_forward(net, calls)
+    with torch.no_grad():
+        q = net.q_values([(s0, goal, tree, None), (s0, goal, tree, None)])
+    assert calls == [2] and [tuple(x.shape) for x in q] == [(2,), (2,)] and torch.allclose(q[0], q[1])
+    assert not torch.isclose(q[0][0], q[0][1])  # the two walks are told apart
+
+
 def test_lifted_relabelling_over_jumps(spanner):
     """pymimir-rl's lifted hindsight relabelling on IW(1)-jump trajectories: every relabelled
     trajectory ends in a state satisfying its new goal (and none earlier), costs -1 per jump, and
