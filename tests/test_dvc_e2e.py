@@ -7,6 +7,7 @@ read it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -100,6 +101,14 @@ def test_repro_then_noop_then_param_change(repo):
         assert domain in board
     assert (work / "reports" / "metrics.json").exists()
     assert (work / "reports" / "plots" / "coverage_by_size.png").exists()
+    # every plan a width-based policy or WL-GOOSE emits went through the harness's validator
+    for method in ("aiw_ad", "flat_aa", "wl_goose"):
+        recs = [json.loads(line) for line in (work / "data" / "results" / f"{method}.jsonl").read_text().splitlines()]
+        assert recs and all(r["split"] in ("validation", "interpolation", "extrapolation") for r in recs)
+        for r in recs:
+            assert (r["plan"] is not None) == (r["validated_by"] is not None), r
+            assert r["outcome"] != "solved" or r["validated"], r
+        assert method in board
 
     again = _run(["dvc", "repro"], work, env)
     assert _ran(again) == set(), again

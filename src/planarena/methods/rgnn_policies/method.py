@@ -26,6 +26,7 @@ from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
 from planarena.methods.rgnn_policies.lookahead import KINDS
+from planarena.methods.units import save_unit, train_units, unit_failure
 
 FAMILY = "aiw-ad-rgnn-policies"
 ENCODING_NAMES = {"aa": "AA", "ext": "Ext", "ad": "AD"}
@@ -137,8 +138,6 @@ class RGNNPolicy(Method):
     def train(self, model_dir: Path) -> dict:
         """One Q-function per (domain, seed); ``facts.json`` per model (status, episodes, selected
         episode and its validation score, TD errors, parameters, lookahead counters)."""
-        from planarena.runner.executor import run_units
-
         cfg = self.train_config()
 
         def fit(unit: tuple[str, int]) -> dict:
@@ -159,25 +158,16 @@ class RGNNPolicy(Method):
             torch.manual_seed(seed)
             net = self._network(train[0][0].get_domain()).to(self.device)
             res = train_policy(net, cache, [p for p, _ in train], [p for p, _ in val], cfg, seed, self.kind == "flat")
-            out = model_dir / domain / f"seed{seed}"
-            out.mkdir(parents=True, exist_ok=True)
             info = {"status": res.status, "episodes_run": res.episodes_run, "best_episode": res.best_episode,
                     "best_score": list(res.best) if res.best else None, "diverged_at": res.diverged_at,
                     "validation": res.validation, "td_errors": res.td_errors[-5:],
                     "parameters": count_parameters(net), "train_problems": len(train),
-                    "validation_problems": [e.problem for e in val_entries], "lookahead": {k: round(v, 3) for k, v in cache.stats.items()},
-                    "checkpoint": res.state is not None}
-            if res.state is not None:
-                torch.save({k: v.cpu() for k, v in res.state.items()}, out / "model.pt")
-            atomic_write_json(out / "facts.json", info, default=float)
+                    "validation_problems": [e.problem for e in val_entries],
+                    "lookahead": {k: round(v, 3) for k, v in cache.stats.items()}, "checkpoint": res.state is not None}
+            save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}
 
-        units = [(d, s) for d in self.ps.domains for s in self._seeds()]
-        facts: dict = {"domains": {d: {} for d in self.ps.domains}}
-        times: dict[str, float] = {}
-        for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}")):
-            times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
-            facts["domains"][domain][f"seed{seed}"] = info
+        facts, times = train_units(fit, self.ps.domains, self._seeds(), self.jobs, f"train {self.name}")
         atomic_write_json(Path(model_dir) / "facts.json", facts, default=float)
         return {"trained": True, "models": {d: {k: v.get("status") for k, v in f.items()}
                                             for d, f in facts["domains"].items()}, "unit_times_s": times}
@@ -195,13 +185,9 @@ class RGNNPolicy(Method):
             import torch
 
             info = self._facts.get("domains", {}).get(domain, {}).get(f"seed{seed}")
-            if info is None:
-                self._nets[key] = Attempt("error", failure_reason=f"no trained model for {domain} (seed {seed}); run the train stage")
-            elif info.get("status") == "no data":
-                self._nets[key] = Attempt("unsolved", failure_reason=f"no model: {info.get('reason')}")
-            elif not info.get("checkpoint"):
-                outcome = "diverged" if info.get("status") == "diverged" else "error"
-                self._nets[key] = Attempt(outcome, failure_reason=f"training {info.get('status')} before any checkpoint")
+            failure = unit_failure(info, domain, seed, progress="episode")
+            if failure is not None:
+                self._nets[key] = failure
             else:
                 net = self._network(domain_obj)
                 state = torch.load(self.model_dir / domain / f"seed{seed}" / "model.pt", weights_only=True)

@@ -51,6 +51,7 @@ from planarena.core.io import atomic_write_json, derive_seed, stable_hash
 from planarena.core.pddl import load_problem, static_atoms
 from planarena.core.problemset import ProblemSet
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
+from planarena.methods.units import save_unit, train_units, unit_failure
 
 FAMILY = "symmetry-aware-transformers"
 ARCHS = ("encoder", "encdec", "plangpt")
@@ -249,8 +250,6 @@ class SATr(Method):
     def train(self, model_dir: Path) -> dict:
         """One model per (domain, seed); ``facts.json`` per model (status, steps, divergence step,
         kept checkpoint, parameters, training data), or a copy from the shared model cache."""
-        from planarena.runner.executor import run_units
-
         cache = self.layout.cache / "transformers" / self._train_key()
         if (cache / "facts.json").exists():
             shutil.copytree(cache, model_dir, dirs_exist_ok=True)
@@ -282,23 +281,14 @@ class SATr(Method):
                 res = train_heuristic(model, PairBatches(tokens, spaces), cfg, seed, validate)
             else:
                 res = train_generator(model, PlanBatches(self.arch, tokens, spaces), cfg, seed, validate)
-            out = model_dir / domain / f"seed{seed}"
-            out.mkdir(parents=True, exist_ok=True)
             info = {"status": res.status, "steps_run": res.steps_run, "diverged_at": res.diverged_at,
                     "best_step": res.best_step, "best_score": list(res.best_score) if res.best_score else None,
                     "final_loss": res.losses[-1] if res.losses else None, "parameters": count_parameters(model),
                     **dfacts, "vocabulary": vocab, "checkpoint": res.state is not None}
-            if res.state is not None:
-                torch.save({k: v.cpu() for k, v in res.state.items()}, out / "model.pt")
-            atomic_write_json(out / "facts.json", info, default=float)
+            save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}
 
-        units = [(d, s) for d in self.ps.domains for s in self._seeds()]
-        facts: dict = {"domains": {d: {} for d in self.ps.domains}}
-        times: dict[str, float] = {}
-        for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}")):
-            times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
-            facts["domains"][domain][f"seed{seed}"] = info
+        facts, times = train_units(fit, self.ps.domains, self._seeds(), self.jobs, f"train {self.name}")
         atomic_write_json(model_dir / "facts.json", facts, default=float)
         tmp = cache.with_name(cache.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -321,16 +311,9 @@ class SATr(Method):
             import torch
 
             info = self._facts.get("domains", {}).get(domain, {}).get(f"seed{seed}")
-            if info is None:
-                self._models[key] = Attempt("error", failure_reason=f"no trained model for {domain} (seed {seed}); run the train stage")
-            elif info.get("status") == "diverged" and not info.get("checkpoint"):
-                self._models[key] = Attempt("diverged", failure_reason=f"training diverged at step "
-                                                                      f"{info.get('diverged_at')} before any checkpoint")
-            elif info.get("status") == "no data":
-                # the method's data assumption does not hold at this profile: recorded as unsolved
-                self._models[key] = Attempt("unsolved", failure_reason=f"no model: {info.get('reason')}")
-            elif not info.get("checkpoint"):
-                self._models[key] = Attempt("error", failure_reason=info.get("reason", "training failed"))
+            failure = unit_failure(info, domain, seed)
+            if failure is not None:
+                self._models[key] = failure
             else:
                 model, tokens = self._build(info["vocabulary"])
                 model.load_state_dict(torch.load(self.model_dir / domain / f"seed{seed}" / "model.pt", weights_only=True))
