@@ -128,6 +128,23 @@ class Method:
         #: not depend on it (:mod:`planarena.runner.executor`)
         self.jobs = int(params.get("jobs", 0) or 0)
 
+    @property
+    def ps(self):
+        """The suite's :class:`~planarena.core.problemset.ProblemSet` (``layout.problems``), read once."""
+        if getattr(self, "_ps", None) is None:
+            from planarena.core.problemset import ProblemSet
+
+            self._ps = ProblemSet(self.layout.problems)
+        return self._ps
+
+    def seeds(self) -> list[int]:
+        """The seeds this method runs: its block's ``seeds`` or ``evaluation.seeds``; a method that
+        is not :attr:`stochastic` runs the first only."""
+        from planarena.config import get
+
+        seeds = [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
+        return seeds if self.stochastic else seeds[:1]
+
     def train(self, model_dir: Path) -> dict:
         """Learn from ``self.layout`` (trajectories, embeddings) and save to ``model_dir``.
 

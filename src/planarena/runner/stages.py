@@ -150,9 +150,6 @@ class EvalContext:
     done: set = field(default_factory=set)
 
 
-def _seeds(method: Method, params: dict) -> list[int]:
-    seeds = [int(s) for s in (method.config.get("seeds") or get(params, "evaluation.seeds"))]
-    return seeds if method.stochastic else seeds[:1]
 
 
 def _task(row: dict) -> str:
@@ -183,7 +180,7 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     print(f"evaluate {instance}: {len(kept)} records kept")
     with JsonlWriter(out) as writer:
         ctx = EvalContext(
-            method=method, settings=get(params, "evaluation"), seeds=_seeds(method, params),
+            method=method, settings=get(params, "evaluation"), seeds=method.seeds(),
             problems=ProblemSet(method.layout.problems) if needs_suite else None,
             fingerprint=fingerprint, train_info=train_info, train_facts=train_facts, kept=kept,
             writer=writer, jobs=method.jobs,

@@ -81,8 +81,6 @@ class EmbedPlan(Method):
             raise ValueError(f"params: methods.{self.name}.protocols has unknown {bad}; valid: {list(PROTOCOLS)}")
         return protos
 
-    def _seeds(self) -> list[int]:
-        return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
 
     def _corpora(self):
         """``(encoder name, slug, Corpus)`` per encoder of ``acp.encoders``."""
@@ -133,7 +131,7 @@ class EmbedPlan(Method):
             enc_facts: dict = {"counts": corpus.counts, "runs": {}}
             units = []
             for protocol in self._protocols():
-                for seed in self._seeds():
+                for seed in self.seeds():
                     for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2),
                                                get(self.params, "embedplan.max_train_transitions", None)):
                         key = f"{protocol}/{task.train_key}/seed{seed}"
@@ -200,7 +198,7 @@ class EmbedPlan(Method):
         for enc, slug, corpus in self._corpora():
             runs = ((facts.get("encoders") or {}).get(slug) or {}).get("runs") or {}
             for protocol in self._protocols():
-                for seed in self._seeds():
+                for seed in self.seeds():
                     for task in protocol_tasks(corpus, protocol, seed, get(self.params, "embedplan.test_fraction", 0.2),
                                                get(self.params, "embedplan.max_train_transitions", None)):
                         if task.skipped:

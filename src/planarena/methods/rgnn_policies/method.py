@@ -23,7 +23,6 @@ from pathlib import Path
 from planarena.config import get, torch_device
 from planarena.core.io import atomic_write_json
 from planarena.core.pddl import load_problem
-from planarena.core.problemset import ProblemSet
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
 from planarena.methods.rgnn_policies.lookahead import KINDS
 from planarena.methods.units import save_unit, train_units, unit_failure
@@ -67,7 +66,6 @@ class RGNNPolicy(Method):
         if self.encoding == "aa" and self.kind != "flat":
             raise ValueError(f"params: methods.{name}: the AA encoding scores ground actions, so it needs "
                              f"lookahead: flat (got {self.kind!r})")
-        self._ps: ProblemSet | None = None
         self._facts: dict = {}
         self._nets: dict = {}
         self.model_dir: Path | None = None
@@ -89,14 +87,7 @@ class RGNNPolicy(Method):
         caps = self.section().get("max_choices") or {}
         return int(caps.get("flat" if self.kind == "flat" else "width", 1000))
 
-    @property
-    def ps(self) -> ProblemSet:
-        if self._ps is None:
-            self._ps = ProblemSet(self.layout.problems)
-        return self._ps
 
-    def _seeds(self) -> list[int]:
-        return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
 
     def _entries(self, domain: str) -> tuple[list, list]:
         """The (train, validation) problem entries of ``domain``. A suite without a validation
@@ -167,7 +158,7 @@ class RGNNPolicy(Method):
             save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}
 
-        facts, times = train_units(fit, self.ps.domains, self._seeds(), self.jobs, f"train {self.name}")
+        facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}")
         atomic_write_json(Path(model_dir) / "facts.json", facts, default=float)
         return {"trained": True, "models": {d: {k: v.get("status") for k, v in f.items()}
                                             for d, f in facts["domains"].items()}, "unit_times_s": times}

@@ -206,7 +206,6 @@ class StateCentric(Method):
             if value not in allowed:
                 raise ValueError(f"params: methods.{name}.{key}={value!r}; use one of {allowed}")
         self.decode_settings = DecodeSettings.from_params(config.get("decode"))
-        self._ps: ProblemSet | None = None
         self._encoders: dict[str, DomainEncoder] = {}
         self._models: dict[tuple[str, int], Any] = {}
         self._facts: dict[str, Any] = {}
@@ -238,11 +237,6 @@ class StateCentric(Method):
         return {**shared, **(self.config.get("model_params") or {})}
 
     # -- helpers ---------------------------------------------------------------------------------
-    @property
-    def ps(self) -> ProblemSet:
-        if self._ps is None:
-            self._ps = ProblemSet(self.layout.problems)
-        return self._ps
 
     def encoder(self, domain: str) -> DomainEncoder:
         if domain not in self._encoders:
@@ -254,12 +248,9 @@ class StateCentric(Method):
 
         return _kinds()[self.model_kind]
 
-    def _seeds(self) -> list[int]:
-        seeds = [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
-        return seeds if self.stochastic else seeds[:1]
 
     def _model_seed(self, seed: int) -> int:
-        return seed if self.stochastic else self._seeds()[0]
+        return seed if self.stochastic else self.seeds()[0]
 
     # -- training --------------------------------------------------------------------------------
     def train(self, model_dir: Path) -> dict:
@@ -305,7 +296,7 @@ class StateCentric(Method):
             info.setdefault("train_time_s", round(time.perf_counter() - start, 3))
             return info
 
-        units = [(domain, seed) for domain in self.ps.domains for seed in self._seeds()]
+        units = [(domain, seed) for domain in self.ps.domains for seed in self.seeds()]
         times: dict[str, float] = {}
         for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}")):
             times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)

@@ -49,7 +49,6 @@ import numpy as np
 from planarena.config import get, torch_device
 from planarena.core.io import atomic_write_json, derive_seed, stable_hash
 from planarena.core.pddl import load_problem, static_atoms
-from planarena.core.problemset import ProblemSet
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
 from planarena.methods.units import save_unit, train_units, unit_failure
 
@@ -117,7 +116,6 @@ class SATr(Method):
         if self.decoding not in allowed:
             raise ValueError(f"params: methods.{name}.decoding={self.decoding!r}; arch {self.arch} decodes with "
                              f"{', '.join(allowed)}")
-        self._ps: ProblemSet | None = None
         self._models: dict[tuple[str, int], Any] = {}
         self._facts: dict = {}
         self.model_dir: Path | None = None
@@ -141,14 +139,7 @@ class SATr(Method):
         return Settings(model, train_cfg, int(t.get("max_objects", 64)), int(t.get("max_states", 20000)),
                         int(t.get("horizon", 100)), int(t.get("max_tokens", 500)), device)
 
-    @property
-    def ps(self) -> ProblemSet:
-        if self._ps is None:
-            self._ps = ProblemSet(self.layout.problems)
-        return self._ps
 
-    def _seeds(self) -> list[int]:
-        return [int(s) for s in (self.config.get("seeds") or get(self.params, "evaluation.seeds"))]
 
     def _problems(self, domain: str, split: str) -> list:
         return [load_problem(str(self.ps.domain_file(domain)), str(self.ps.problem_file(e)))
@@ -238,7 +229,7 @@ class SATr(Method):
         """Content key of this block's training (everything but ``decoding``)."""
         from planarena.runner.inputs import code_fingerprint, folder_hash
 
-        return stable_hash({"arch": self.arch, "contrastive": self.contrastive, "seeds": self._seeds(),
+        return stable_hash({"arch": self.arch, "contrastive": self.contrastive, "seeds": self.seeds(),
                             "transformers": get(self.params, "transformers", {}),
                             "code": code_fingerprint(["planarena.methods.transformers.method",
                                                       "planarena.methods.transformers.train",
@@ -288,7 +279,7 @@ class SATr(Method):
             save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}
 
-        facts, times = train_units(fit, self.ps.domains, self._seeds(), self.jobs, f"train {self.name}")
+        facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}")
         atomic_write_json(model_dir / "facts.json", facts, default=float)
         tmp = cache.with_name(cache.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
