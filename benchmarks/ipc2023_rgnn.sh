@@ -13,6 +13,7 @@
 # evaluation capped at 100 choices (width) / 200 (flat) and 120 s per problem.
 # The wall-time cap makes the episode count depend on the machine: the README gives the counts.
 # Usage: bash benchmarks/ipc2023_rgnn.sh /abs/path/to/shared/benchmarks/ipc2023-learning [workdir]
+# (METHODS="aiw_ad" reruns only some of the rows in an existing workdir.)
 set -euo pipefail
 ipc=${1:?path to the ipc2023-learning suite}
 work=${2:-/tmp/planarena-ipc2023-rgnn}
@@ -27,7 +28,7 @@ d["suites"]["ipc2023"].update(path=sys.argv[2], domains=["blocksworld", "miconic
 d["evaluation"]["time_limit"] = 120
 r = d["rgnn_policies"]
 r.update(splits=["test-easy"], validation_from_train=30, max_choices={"width": 100, "flat": 200},
-         model={"embedding_size": 32, "layers": 6, "depth_nodes": True})
+         model={"embedding_size": 32, "layers": 6, "depth_nodes": True, "depth_rank_weight": 1.0})
 r["train"] = {"episodes": 1000, "max_seconds": float(sys.argv[3]), "train_steps": 16, "batch": 16, "rollouts": 4,
               "lr_episodes": 30, "temperature_episodes": 60, "eval_every": 10, "eval_choices": 50}
 keep = {"aiw_ad": {}, "flat_aa": {}, "random_walk": {}, "random_walk_novisit": {}, "fd_lama": {}}
@@ -38,7 +39,7 @@ stamp() { date +%s; }
 t0=$(stamp)
 planarena stage generate
 echo "[ipc2023_rgnn] data: $(( $(stamp) - t0 )) s"
-for m in aiw_ad flat_aa random_walk random_walk_novisit fd_lama; do
+for m in ${METHODS:-aiw_ad flat_aa random_walk random_walk_novisit fd_lama}; do
   t=$(stamp); planarena stage train "$m"; echo "[ipc2023_rgnn] train $m: $(( $(stamp) - t )) s"
   t=$(stamp); planarena stage evaluate "$m"; echo "[ipc2023_rgnn] evaluate $m: $(( $(stamp) - t )) s"
 done

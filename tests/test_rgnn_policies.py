@@ -199,6 +199,37 @@ def test_aa_scores_ground_actions_of_the_flat_lookahead(spanner):
     assert not torch.isclose(q[0][0], q[0][1])  # the two walks are told apart
 
 
+def test_depth_rank_loss_joins_the_q_gradient(spanner):
+    """Section 6's depth-ranking loss: RankNet over depth-node pairs (weights 1/(l-k)); in training
+    it adds its gradient to that of whatever loss the Q-values enter, exactly as a summed loss."""
+    from planarena.methods.rgnn_policies.encodings import depth_rank_loss
+
+    assert math.isclose(float(depth_rank_loss(torch.tensor([0.0, 1.0]))), math.log1p(math.exp(-1.0)), rel_tol=1e-6)
+    assert depth_rank_loss(torch.tensor([0.0, 1.0, 2.0])) < depth_rank_loss(torch.tensor([2.0, 1.0, 0.0]))
+    assert float(depth_rank_loss(torch.tensor([3.0]))) == 0.0
+    _, prob, problem = spanner("(carrying bob s1)")
+    cache = LookaheadCache("iw", with_deltas=True)
+    cache.add(problem, object_types(prob))
+    s0, goal = problem.get_initial_state(), problem.get_goal_condition()
+    tree, deltas = cache.get(s0)
+    assert tree.max_depth == 3
+    torch.manual_seed(0)
+    net = PolicyNetwork(problem.get_domain(), "ad", 8, 2, depth_rank_weight=0.5)
+    net.train()
+    net.q_values([(s0, goal, tree, deltas)])[0].sum().backward()
+    with_aux = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+    net.zero_grad()
+    net.depth_rank_weight = 0.0
+    state = net.rgnn.forward([(s0, goal, (deltas, list(tree.edges), goal), [j.depth for j in tree.jumps])])
+    q = state.readout("q")[0]
+    aux = depth_rank_loss(net.depth_probe(state.readout("depth")[0]).view(-1))
+    (q.sum() + 0.5 * aux).backward()
+    manual = [p.grad.clone() for p in net.parameters() if p.grad is not None]
+    assert len(with_aux) == len(manual) and all(torch.allclose(a, b, atol=1e-6) for a, b in zip(with_aux, manual))
+    net.eval()  # no auxiliary term outside training
+    assert torch.allclose(net.q_values([(s0, goal, tree, deltas)])[0], q.detach(), atol=1e-6)
+
+
 def test_lifted_relabelling_over_jumps(spanner):
     """pymimir-rl's lifted hindsight relabelling on IW(1)-jump trajectories: every relabelled
     trajectory ends in a state satisfying its new goal (and none earlier), costs -1 per jump, and

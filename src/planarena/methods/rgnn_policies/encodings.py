@@ -59,6 +59,39 @@ class DepthEncoder(rg.Encoder):
             rel.setdefault(self.STATE_DEPTH, []).extend([node, ids[d]])
 
 
+class DepthNodeDecoder(rg.Decoder):
+    """Final embeddings of each instance's auxiliary nodes (AD's depth nodes, in depth order 1..d)."""
+
+    def forward(self, node_embeddings: torch.Tensor, encoding) -> tuple[torch.Tensor, ...]:
+        return node_embeddings.index_select(0, encoding.auxiliary_indices).split(encoding.auxiliary_sizes.tolist())
+
+
+def depth_rank_loss(z: torch.Tensor) -> torch.Tensor:
+    """Section 6's depth-order loss for one tree: with scores ``z`` (shape (d_max,), z[k-1] of
+    depth k), L = (1/Z) sum_{k<l} w_kl log(1 + exp(z_k - z_l)), w_kl = 1/(l - k), Z = sum w_kl
+    (Burges et al. 2005's RankNet loss: deeper nodes should score higher). 0 for d_max < 2."""
+    d = z.shape[0]
+    if d < 2:
+        return z.sum() * 0.0
+    k, l = torch.triu_indices(d, d, offset=1, device=z.device)
+    w = 1.0 / (l - k).to(z.dtype)
+    return (w * torch.nn.functional.softplus(z[k] - z[l])).sum() / w.sum()
+
+
+class _AddAuxiliary(torch.autograd.Function):
+    """Identity on ``q``; on the backward pass, gradient 1 into the scalar ``aux``: the auxiliary
+    loss joins the gradient of whatever loss ``q`` enters (pymimir-rl's DQN step), exactly as if
+    it were added to it, without changing the library's loss code."""
+
+    @staticmethod
+    def forward(ctx, q: torch.Tensor, aux: torch.Tensor) -> torch.Tensor:
+        return q.clone()
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        return grad, torch.ones((), dtype=grad.dtype, device=grad.device)
+
+
 class DeltaLiterals:
     """Memoised pymimir ground literals of one problem's fluent atoms, for the delta atoms of AD."""
 
@@ -119,13 +152,17 @@ class PolicyNetwork(nn.Module):
         ValueError: unknown encoding.
     """
 
-    def __init__(self, domain, encoding: str, embedding_size: int = 32, layers: int = 30, depth_nodes: bool = True):
+    def __init__(self, domain, encoding: str, embedding_size: int = 32, layers: int = 30, depth_nodes: bool = True,
+                 depth_rank_weight: float = 0.0):
         super().__init__()
         if encoding not in ENCODINGS:
             raise ValueError(f"encoding {encoding!r}; one of {', '.join(ENCODINGS)}")
         self.encoding = encoding
         self.depth_nodes = depth_nodes
-        self._args = (domain, encoding, embedding_size, layers, depth_nodes)
+        self._args = (domain, encoding, embedding_size, layers, depth_nodes, depth_rank_weight)
+        #: weight of Section 6's depth-ranking loss (AD with depth nodes; 0: off); it joins the
+        #: gradient of the loss the Q-values enter while training (:class:`_AddAuxiliary`)
+        self.depth_rank_weight = float(depth_rank_weight) if encoding == "ad" and depth_nodes else 0.0
         hp = rg.HyperparameterConfig(domain=domain, embedding_size=embedding_size, num_layers=layers)
         spec: tuple = (rg.StateEncoder(), rg.GoalEncoder())
         if encoding == "aa":
@@ -133,11 +170,15 @@ class PolicyNetwork(nn.Module):
         elif encoding == "ad":
             spec += (rg.TransitionEffectsEncoder(),) + ((DepthEncoder(),) if depth_nodes else ())
         out = [("q", rg.ActionScalarDecoder(hp))] if encoding != "ext" else [("objects", rg.ObjectsEmbeddingDecoder())]
+        if encoding == "ad" and depth_nodes:
+            out.append(("depth", DepthNodeDecoder()))
         modules = rg.ModuleConfig(aggregation_function=rg.SmoothMaximumAggregation(),
                                   message_function=rg.PredicateMLPMessages(hp, spec),
                                   update_function=rg.MLPUpdates(hp))
         self.rgnn = rg.RelationalGraphNeuralNetwork(hp, modules, spec, out)
         self.head = ExternalHead(embedding_size) if encoding == "ext" else None
+        #: Section 6's probe W_theta: z_d = W f(o_d) for each depth node
+        self.depth_probe = nn.Linear(embedding_size, 1, bias=False) if encoding == "ad" and depth_nodes else None
 
     def clone(self) -> "PolicyNetwork":
         """A copy with the same weights (a deep copy cannot copy the pymimir domain)."""
@@ -178,7 +219,14 @@ class PolicyNetwork(nn.Module):
             for state, goal, tree, deltas in items:
                 effects = (deltas, list(tree.edges), goal)
                 batch.append((state, goal, effects) + (([j.depth for j in tree.jumps],) if self.depth_nodes else ()))
-        return list(self.rgnn.forward(batch).readout("q"))
+        state = self.rgnn.forward(batch)
+        qs = list(state.readout("q"))
+        if self.depth_rank_weight > 0 and self.training and torch.is_grad_enabled():
+            depth = state.readout("depth")
+            scale = self.depth_rank_weight / len(qs)  # the DQN loss is a mean over the batch
+            qs = [_AddAuxiliary.apply(q, scale * depth_rank_loss(self.depth_probe(e).view(-1)))
+                  for q, e in zip(qs, depth)]
+        return qs
 
 
 def count_parameters(model: nn.Module) -> int:
@@ -186,4 +234,4 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-__all__ = ["ENCODINGS", "DeltaLiterals", "DepthEncoder", "ExternalHead", "PolicyNetwork", "count_parameters"]
+__all__ = ["ENCODINGS", "DeltaLiterals", "DepthEncoder", "DepthNodeDecoder", "depth_rank_loss", "ExternalHead", "PolicyNetwork", "count_parameters"]

@@ -123,7 +123,7 @@ class RGNNPolicy(Method):
 
         m = self.section().get("model") or {}
         return PolicyNetwork(domain_obj, self.encoding, int(m.get("embedding_size", 32)), int(m.get("layers", 30)),
-                             bool(m.get("depth_nodes", True)))
+                             bool(m.get("depth_nodes", True)), float(m.get("depth_rank_weight", 1.0)))
 
     # -- training --------------------------------------------------------------------------------
     def train(self, model_dir: Path) -> dict:
