@@ -271,3 +271,32 @@ def test_bad_params_raise_clear_errors(tmp_path):
     with pytest.raises(ConfigError, match="embed_wl.iterations"):
         wl_settings({"embed_wl": {"iterations": -1}})
     assert wl_settings({}) == wl_settings({"embed_wl": {}})  # every key has a default
+
+
+def test_mimir_states_of_a_reparsed_problem(built):
+    """pymimir numbers atoms per parsed problem, in the order it meets them: the same file parsed
+    twice and explored in different orders gives different indices. The index cache of a problem
+    file follows the pymimir problem it was filled from, so a re-parse (e.g. after
+    ``load_problem``'s cache evicted the file) still embeds each state as its atoms say."""
+    from planarena.core.pddl import atoms_of, load_domain
+
+    embedder = WLEmbedder.for_domain(built, DOMAIN)
+    r = traj_rows(built, "train")[0]
+    pf = built.problems / r["problem_file"]
+    domain = load_domain(str(built.problems / DOMAIN / "domain.pddl"))
+
+    def explore(reverse: bool) -> list:
+        problem = pymimir.Problem(domain, str(pf))
+        frontier, seen = [problem.get_initial_state()], []
+        while frontier and len(seen) < 40:
+            s = frontier.pop(0)
+            seen.append(s)
+            actions = sorted(s.generate_applicable_actions(), key=str, reverse=reverse)
+            frontier.extend(a.apply(s) for a in actions)
+        return problem, seen
+
+    for reverse in (False, True):
+        problem, states = explore(reverse)
+        got = embedder.embed_mimir_states([(pf, problem, states)])
+        want = embedder.embed_states(pf, [atoms_of(s) for s in states])
+        np.testing.assert_array_equal(got, want)

@@ -210,6 +210,9 @@ class _ParsedProblem:
     #: wlplan atoms of pymimir atom indices (fluent, derived) filled as states are embedded, and
     #: the indices whose atom is already static (None in the maps; normally none)
     by_index: tuple[dict, dict, list] = (None, None, None)  # type: ignore[assignment]
+    #: the pymimir problem those indices belong to (indices are per parsed pymimir problem: the
+    #: same file parsed again, e.g. after ``load_problem``'s cache evicted it, numbers them anew)
+    index_owner: object = None
 
 
 class PDDLCache:
@@ -349,6 +352,8 @@ class PDDLCache:
         once per problem), plus the problem's static atoms. The same state as :meth:`state` of
         :func:`planarena.core.pddl.atoms_of` (atoms in another order; WL is order-invariant)."""
         fluent, derived = atom_indices(state)
+        if parsed.index_owner is not problem:  # another parse of the file: its indices differ
+            parsed.by_index, parsed.index_owner = ({}, {}, []), problem
         out = list(parsed.statics)
         for kind, indices in ((0, fluent), (1, derived)):
             cache = parsed.by_index[kind]
