@@ -135,12 +135,6 @@ class AtomFeatures:
         return tuple((pred, i, names[i], tuple(abstract[:i] + abstract[i + 1:])) for i in range(len(names)))
 
 
-def goal_count(state, goal_atoms: list[int]) -> int:
-    """Number of positive goal atoms (fluent indices) true in ``state`` (C-AIW's h(s'))."""
-    fluent = set(atom_indices(state)[0])
-    return sum(a in fluent for a in goal_atoms)
-
-
 def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, capacity: int = 1000,
               deadline: float | None = None) -> LookaheadTree:
     """The ``kind`` lookahead tree from ``state`` (see the module docstring).
@@ -175,8 +169,8 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
         return tree
     if features is None:
         features = AtomFeatures(problem, "iw" if kind == "iw" else ("baiw" if kind == "baiw" else "aiw"))
-    goal_atoms = [int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
-                  if lit.get_polarity() and lit.get_atom().is_fluent()]
+    goal_atoms = {int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
+                  if lit.get_polarity() and lit.get_atom().is_fluent()}  # C-AIW's h(s') counts these
     seen: set = set()
     for a in atom_indices(state)[0]:
         seen.update(features(a))
@@ -214,16 +208,15 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
                     tree.edges.append((idx, j))
                 if novel:
                     nxt.append((succ, j, jpath, frozenset(succ_atoms),
-                                goal_count(succ, goal_atoms) if kind == "caiw" else 0))
+                                sum(a in goal_atoms for a in succ_atoms) if kind == "caiw" else 0))
         if kind == "caiw" and len(nxt) > capacity:
             keep = sorted(range(len(nxt)), key=lambda i: (-nxt[i][4], i))[:capacity]
             # ejected states leave the tree, except primitive successors of the root (always
             # candidates); their features stay in the novelty table (they were tested at generation)
             dropped = {nxt[i][1] for i in range(len(nxt)) if tree.jumps[nxt[i][1]].parent != -1} - {nxt[i][1] for i in keep}
             nxt = [nxt[i] for i in sorted(keep)]
-            _drop(tree, dropped)
-            index = {id(j): k for k, j in enumerate(tree.jumps)}
-            nxt = [(s, index[id(_find(tree, s))], p, a, g) for s, _, p, a, g in nxt]
+            renumber = _drop(tree, dropped)
+            nxt = [(s, renumber[j], p, a, g) for s, j, p, a, g in nxt]
         layer = [x[:4] for x in nxt]
     tree.novelty_features = len(seen)
     tree.seconds = time.perf_counter() - start
@@ -248,12 +241,9 @@ def _action_key(action) -> str:
 _NAMES: dict = {}
 
 
-def _find(tree: LookaheadTree, state) -> Jump:
-    return next(j for j in tree.jumps if j.state == state)
-
-
-def _drop(tree: LookaheadTree, dropped: set[int]) -> None:
-    """Remove the jumps ``dropped`` (indices of the last layer: leaves) and renumber parents/edges."""
+def _drop(tree: LookaheadTree, dropped: set[int]) -> dict[int, int]:
+    """Remove the jumps ``dropped`` (indices of the last layer: leaves), renumber parents and
+    edges; returns old index -> new index of the jumps kept."""
     keep = [k for k in range(len(tree.jumps)) if k not in dropped]
     new = {old: i for i, old in enumerate(keep)}
     jumps = []
@@ -263,6 +253,7 @@ def _drop(tree: LookaheadTree, dropped: set[int]) -> None:
         jumps.append(j)
     tree.jumps = jumps
     tree.edges = [(new[a], new[b]) for a, b in tree.edges if a in new and b in new]
+    return new
 
 
 def object_types(problem_file) -> dict[str, str | None]:
@@ -272,5 +263,5 @@ def object_types(problem_file) -> dict[str, str | None]:
     return dict(read_problem_text(problem_file).objects)
 
 
-__all__ = ["KINDS", "AtomFeatures", "Jump", "LookaheadTimeout", "LookaheadTree", "goal_count", "lookahead",
+__all__ = ["KINDS", "AtomFeatures", "Jump", "LookaheadTimeout", "LookaheadTree", "lookahead",
            "object_types"]
