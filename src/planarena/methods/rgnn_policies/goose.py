@@ -76,12 +76,9 @@ class _ExpansionCap(Exception):
 
 
 def fit_ridge(x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
-    """Ridge regression with an unpenalised intercept, in closed form.
+    """Ridge regression with an unpenalised intercept (scikit-learn's ``Ridge``, float64).
 
-    Minimises ``||x w + b - y||^2 + alpha ||w||^2``. With ``N`` rows and ``D`` columns it solves
-    the ``D x D`` normal equations ``(Xc^T Xc + alpha I) w = Xc^T yc`` (``Xc``, ``yc`` centred), or,
-    when ``N < D``, the equivalent ``N x N`` dual system ``w = Xc^T (Xc Xc^T + alpha I)^-1 yc``; then
-    ``b = mean(y) - mean(x) . w``. Computed in float64.
+    Minimises ``||x w + b - y||^2 + alpha ||w||^2``.
 
     Args:
         x: ``(N, D)`` features (WL colour counts).
@@ -94,20 +91,16 @@ def fit_ridge(x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, f
     Raises:
         ValueError: ``alpha`` is not > 0, no rows, or ``x`` and ``y`` disagree in length.
     """
+    from sklearn.linear_model import Ridge
+
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if not alpha > 0:
         raise ValueError(f"ridge alpha must be > 0, got {alpha!r}")
     if x.ndim != 2 or y.shape != (x.shape[0],) or x.shape[0] == 0:
         raise ValueError(f"fit_ridge: need x (N, D) and y (N,) with N > 0, got {x.shape} and {y.shape}")
-    x_mean, y_mean = x.mean(axis=0), float(y.mean())
-    xc, yc = x - x_mean, y - y_mean
-    n, d = xc.shape
-    if n < d:
-        w = xc.T @ np.linalg.solve(xc @ xc.T + alpha * np.eye(n), yc)
-    else:
-        w = np.linalg.solve(xc.T @ xc + alpha * np.eye(d), xc.T @ yc)
-    return w, y_mean - float(x_mean @ w)
+    model = Ridge(alpha=float(alpha), fit_intercept=True).fit(x, y)
+    return np.asarray(model.coef_, dtype=np.float64), float(model.intercept_)
 
 
 def plan_labels(traj_index: np.ndarray, step: np.ndarray) -> np.ndarray:
