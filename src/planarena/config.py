@@ -170,6 +170,11 @@ class Layout:
         return self.root / "acp"
 
     @property
+    def schema(self) -> Path:
+        """Schema-learning data (DIAS): a problem set plus transitions, ``schema/<domain>/...``."""
+        return self.root / "schema"
+
+    @property
     def logs(self) -> Path:
         """Untracked run logs (wall times, cache statistics): never DVC outputs, so reruns with the
         same inputs write the same outputs. ``logs/train/<method>.json`` holds training times."""
@@ -233,3 +238,8 @@ class DeclaredLayout(Layout):
     def acp(self) -> Path:
         self._check("acp")
         return self.root / "acp"
+
+    @property
+    def schema(self) -> Path:
+        self._check("schema")
+        return self.root / "schema"

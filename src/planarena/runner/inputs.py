@@ -67,6 +67,8 @@ STAGES: dict[str, StageSpec] = {
     "acp_data": StageSpec("planarena.datasets.acp:run_stage", "stages/acp_data.py", ("seed", "acp")),
     "embed_acp": StageSpec("planarena.features.text.acp:run_stage", "stages/embed_acp.py",
                            ("acp.domains", "acp.encoders", "embed_text")),
+    "schema_data": StageSpec("planarena.datasets.schema:run_stage", "stages/schema_data.py",
+                             ("seed", "schema")),
     "train": StageSpec("planarena.runner.stages:run_train_stage", "stages/train.py"),
     # `evaluation.lockstep_batch` only for lockstep methods (method_inputs); `jobs` for none
     "evaluate": StageSpec("planarena.runner.stages:run_evaluate_stage", "stages/evaluate.py",
@@ -83,7 +85,8 @@ ENTRIES: dict[str, str] = {
 }
 
 #: Stages written by ``resolve`` (they do not need the data) vs ``resolve_methods``.
-DATA_STAGES = ("generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp", "report")
+DATA_STAGES = ("generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp", "schema_data",
+               "report")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,0 +1,197 @@
+"""STRIPS domains as data, and the normal form of the schema-learning task.
+
+The DIAS paper (``../shared/papers/dias-action-schemas.txt``, Sections 3 and 4.1) learns lifted STRIPS
+schemas over unary and binary predicates, with object types as unary atoms ``t(o)`` and, where a
+domain uses equality, an explicit static ``eq/2`` predicate (its Tables 4 and 8 list ``eq/2``).
+:func:`normal_form` turns a parsed domain into that form (pymimir already compiles types into unary
+predicates; ``=`` becomes ``eq``; the trivially true ``object``/``number`` predicates go) and
+:func:`normal_problem_text` writes a problem in it (untyped objects, type and ``eq`` atoms in the
+initial state), so that the true domain, a learned domain and their problems all read the same
+files and a learned domain plans the same problem files as the true one.
+
+:class:`StripsDomain` writes PDDL (:meth:`StripsDomain.to_pddl`): a learned domain and the true one
+go through the same writer. Nothing here imports above ``core``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+#: name of the static equality predicate of the normal form (``=`` in the original domain)
+EQ = "eq"
+#: pymimir predicates that are not part of a state in the normal form (always true or replaced)
+_DROPPED = frozenset({"object", "number"})
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A lifted or ground literal ``(pred arg ...)`` or ``(not (pred arg ...))``; ``args`` are
+    variable names (``?x1``) or object names."""
+
+    predicate: str
+    args: tuple[str, ...]
+    positive: bool = True
+
+    def pddl(self) -> str:
+        atom = f"({' '.join((self.predicate, *self.args))})"
+        return atom if self.positive else f"(not {atom})"
+
+    def atom(self) -> "Literal":
+        return replace(self, positive=True)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """One lifted STRIPS action schema ``<Pre, Add, Del>`` over ``parameters`` (variable names
+    with ``?``). ``distinct``: the parameters must be bound to pairwise different objects (the
+    injective binding assumption of the DIAS paper, Section 3), written as ``(not (= ?a ?b))``."""
+
+    name: str
+    parameters: tuple[str, ...]
+    precondition: tuple[Literal, ...] = ()
+    add: tuple[Literal, ...] = ()
+    delete: tuple[Literal, ...] = ()
+    distinct: bool = False
+
+    def pddl(self) -> str:
+        pre = [lit.pddl() for lit in self.precondition]
+        if self.distinct:
+            ps = self.parameters
+            pre += [f"(not (= {a} {b}))" for i, a in enumerate(ps) for b in ps[i + 1:]]
+        eff = [a.pddl() for a in self.add] + [f"(not {d.atom().pddl()})" for d in self.delete]
+        return (
+            f"  (:action {self.name}\n"
+            f"    :parameters ({' '.join(self.parameters)})\n"
+            f"    :precondition (and {' '.join(pre)})\n"
+            f"    :effect (and {' '.join(eff)}))"
+        )
+
+
+@dataclass(frozen=True)
+class StripsDomain:
+    """A STRIPS domain over ``predicates`` (``(name, arity)``) with ``schemas``."""
+
+    name: str
+    predicates: tuple[tuple[str, int], ...]
+    schemas: tuple[Schema, ...] = field(default_factory=tuple)
+
+    def to_pddl(self) -> str:
+        """The domain as PDDL text (``:strips :negative-preconditions :equality``)."""
+        preds = " ".join(f"({p} {' '.join(f'?a{i}' for i in range(1, n + 1))})".replace(" )", ")")
+                         for p, n in self.predicates)
+        body = "\n".join(s.pddl() for s in self.schemas)
+        return (f"(define (domain {self.name})\n"
+                f"  (:requirements :strips :negative-preconditions :equality)\n"
+                f"  (:predicates {preds})\n{body})\n")
+
+    def write(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(self.to_pddl())
+        return path
+
+    def without_preconditions(self) -> "StripsDomain":
+        """The same schemas with every precondition dropped (the schema-learning precision floor:
+        every grounding applicable, effects unchanged)."""
+        return replace(self, name=f"{self.name}-no-preconditions",
+                       schemas=tuple(replace(s, precondition=()) for s in self.schemas))
+
+
+def _name(obj) -> str:
+    return obj.get_name()
+
+
+def _var(name: str) -> str:
+    """pymimir names parameters ``?bm_0_0``; the normal form keeps ``?bm``."""
+    return re.sub(r"_\d+_\d+$", "", name)
+
+
+def _pred(name: str) -> str:
+    return EQ if name == "=" else name
+
+
+def _literal(lit, where: str) -> Literal | None:
+    atom = lit.get_atom()
+    name = atom.get_predicate().get_name()
+    if name in _DROPPED:
+        return None
+    args = []
+    for t in atom.get_terms():
+        n = _name(t)
+        if not n.startswith("?"):
+            raise ValueError(f"{where}: uses the constant {n!r}; the schema-learning task reads domains "
+                             f"without constants")
+        args.append(_var(n))
+    return Literal(_pred(name), tuple(args), bool(lit.get_polarity()))
+
+
+def normal_form(domain, source: str = "domain") -> StripsDomain:
+    """The normal form of a parsed pymimir ``domain`` (see the module docstring).
+
+    Args:
+        domain: a ``pymimir.Domain`` (:func:`planarena.core.pddl.parse_domain`).
+        source: the file name used in error messages.
+
+    Raises:
+        ValueError: the domain is not plain STRIPS over unary and binary predicates (conditional or
+            quantified effects, numeric fluents, derived predicates, constants, nullary or ternary
+            predicates); one line naming ``source`` and what is wrong.
+    """
+    preds = []
+    for p in domain.get_predicates():
+        n = p.get_name()
+        if n in _DROPPED:
+            continue
+        if p.get_arity() not in (1, 2):
+            raise ValueError(f"{source}: predicate {n}/{p.get_arity()}: the schema-learning task reads only "
+                             f"unary and binary predicates (DIAS paper, Section 3)")
+        preds.append((_pred(n), p.get_arity()))
+    schemas = []
+    for a in domain.get_actions():
+        where = f"{source}: action {a.get_name()}"
+        effects = a.get_conditional_effect()
+        if len(effects) != 1 or effects[0].get_condition().get_literals() or effects[0].get_condition().get_parameters():
+            raise ValueError(f"{where}: conditional or quantified effects are outside STRIPS")
+        if effects[0].get_effect().get_functions():
+            raise ValueError(f"{where}: numeric effects are outside STRIPS")
+        pre = [lit for lit in (_literal(x, where) for x in a.get_precondition().get_literals()) if lit]
+        eff = [lit for lit in (_literal(x, where) for x in effects[0].get_effect().get_literals()) if lit]
+        schemas.append(Schema(
+            name=a.get_name(),
+            parameters=tuple(_var(_name(v)) for v in a.get_parameters()),
+            precondition=tuple(pre),
+            add=tuple(e for e in eff if e.positive),
+            delete=tuple(e.atom() for e in eff if not e.positive),
+        ))
+    if domain.get_constants():
+        raise ValueError(f"{source}: declares constants; the schema-learning task reads domains without constants")
+    return StripsDomain(name=domain.get_name(), predicates=tuple(preds), schemas=tuple(schemas))
+
+
+def ground_atom_text(atom) -> str | None:
+    """A pymimir ground atom as normal-form text (``(eq b1 b1)`` for ``(= b1 b1)``); None for the
+    dropped ``object``/``number`` atoms."""
+    name = atom.get_predicate().get_name()
+    if name in _DROPPED:
+        return None
+    return f"({' '.join((_pred(name), *(_name(t) for t in atom.get_terms())))})"
+
+
+def normal_problem_text(problem, domain_name: str) -> str:
+    """The problem in the normal form: untyped objects, the initial atoms (type atoms and ``eq``
+    atoms included, as pymimir lists them), the goal literals.
+
+    Args:
+        problem: a ``pymimir.Problem`` parsed against the original domain.
+        domain_name: the name of the normal-form domain.
+    """
+    objects = " ".join(_name(o) for o in problem.get_objects())
+    init = [t for t in (ground_atom_text(a) for a in problem.get_initial_atoms()) if t]
+    goal = []
+    for lit in problem.get_goal_condition():
+        atom = ground_atom_text(lit.get_atom())
+        if atom:
+            goal.append(atom if lit.get_polarity() else f"(not {atom})")
+    return (f"(define (problem {problem.get_name()})\n  (:domain {domain_name})\n"
+            f"  (:objects {objects})\n  (:init {' '.join(init)})\n  (:goal (and {' '.join(goal)})))\n")
