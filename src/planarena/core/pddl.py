@@ -429,6 +429,31 @@ def atom_text(problem: "pymimir.Problem", index: int, derived: bool = False) -> 
     return str(pymimir.GroundAtom(get([int(index)])[0]))
 
 
+def state_from_atoms(problem: "pymimir.Problem", atoms) -> "pymimir.State":
+    """The pymimir state of ``problem`` whose fluent atoms are those of ``atoms`` (texts
+    ``"(pred o1 o2)"``; atoms of static predicates are ignored: pymimir takes them from the
+    problem). Lets a search-free caller ask for the successors of any state, e.g. the test states of
+    the schema-learning protocol. Reads the wrapper's repositories (pymimir 0.13 has no public
+    constructor).
+
+    Raises:
+        PDDLError: an atom names an unknown predicate or object (one line naming both).
+    """
+    preds = {p.get_name(): p for p in problem.get_domain().get_predicates()}
+    objs = {o.get_name(): o for o in problem.get_objects()}
+    fluent = []
+    for text in atoms:
+        name, args = split_atom(text)
+        if name not in preds or any(a not in objs for a in args):
+            raise PDDLError(f"{problem.get_name()}: atom {text} names an unknown predicate or object")
+        atom = problem.new_ground_atom(preds[name], [objs[a] for a in args])
+        if atom.is_fluent():
+            fluent.append(atom._advanced_ground_atom)
+    repo = problem._search_context.get_state_repository()
+    state, _ = repo.get_or_create_state(pymimir.advanced.formalism.FluentGroundAtomList(fluent), [])
+    return type(problem.get_initial_state())(state, problem)
+
+
 def static_atoms(problem: "pymimir.Problem") -> list[str]:
     """Sorted static ground atoms of a problem."""
     return sorted(str(a) for a in problem.get_initial_atoms(ignore_fluent=True, ignore_derived=True))

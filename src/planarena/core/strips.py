@@ -93,9 +93,8 @@ class StripsDomain:
 
     def without_preconditions(self) -> "StripsDomain":
         """The same schemas with every precondition dropped (the schema-learning precision floor:
-        every grounding applicable, effects unchanged)."""
-        return replace(self, name=f"{self.name}-no-preconditions",
-                       schemas=tuple(replace(s, precondition=()) for s in self.schemas))
+        every grounding applicable, effects unchanged). The domain name stays: problems name it."""
+        return replace(self, schemas=tuple(replace(s, precondition=()) for s in self.schemas))
 
 
 def _name(obj) -> str:
@@ -138,10 +137,15 @@ def normal_form(domain, source: str = "domain") -> StripsDomain:
             quantified effects, numeric fluents, derived predicates, constants, nullary or ternary
             predicates); one line naming ``source`` and what is wrong.
     """
+    uses_equality = any(lit.get_atom().get_predicate().get_name() == "="
+                        for a in domain.get_actions() for lit in a.get_precondition().get_literals())
+    names = {p.get_name() for p in domain.get_predicates()}
+    if uses_equality and EQ in names:
+        raise ValueError(f"{source}: uses equality and declares a predicate {EQ!r}; the normal form needs that name")
     preds = []
     for p in domain.get_predicates():
         n = p.get_name()
-        if n in _DROPPED:
+        if n in _DROPPED or (n == "=" and not uses_equality):  # `=` of an :equality requirement alone
             continue
         if p.get_arity() not in (1, 2):
             raise ValueError(f"{source}: predicate {n}/{p.get_arity()}: the schema-learning task reads only "
@@ -178,20 +182,22 @@ def ground_atom_text(atom) -> str | None:
     return f"({' '.join((_pred(name), *(_name(t) for t in atom.get_terms())))})"
 
 
-def normal_problem_text(problem, domain_name: str) -> str:
-    """The problem in the normal form: untyped objects, the initial atoms (type atoms and ``eq``
-    atoms included, as pymimir lists them), the goal literals.
+def normal_problem_text(problem, domain: StripsDomain) -> str:
+    """The problem in the normal form of ``domain``: untyped objects, the initial atoms of its
+    predicates (type atoms, and ``eq`` atoms when the domain uses equality), the goal literals.
 
     Args:
         problem: a ``pymimir.Problem`` parsed against the original domain.
-        domain_name: the name of the normal-form domain.
+        domain: its normal form (:func:`normal_form`).
     """
     objects = " ".join(_name(o) for o in problem.get_objects())
-    init = [t for t in (ground_atom_text(a) for a in problem.get_initial_atoms()) if t]
+    known = {name for name, _ in domain.predicates}
+    init = [t for t in (ground_atom_text(a) for a in problem.get_initial_atoms())
+            if t and t[1:].split(" ", 1)[0].rstrip(")") in known]
     goal = []
     for lit in problem.get_goal_condition():
         atom = ground_atom_text(lit.get_atom())
         if atom:
             goal.append(atom if lit.get_polarity() else f"(not {atom})")
-    return (f"(define (problem {problem.get_name()})\n  (:domain {domain_name})\n"
+    return (f"(define (problem {problem.get_name()})\n  (:domain {domain.name})\n"
             f"  (:objects {objects})\n  (:init {' '.join(init)})\n  (:goal (and {' '.join(goal)})))\n")

@@ -158,8 +158,14 @@ def _explain(domain_file: str, problem_file: str, actions: list[str], plan, resu
     simulator = _simulator(domain_file, problem_file)
     problem = _parsed(domain_file, problem_file)[1]
     state = simulator.get_initial_state()
+    from unified_planning.exceptions import UPInvalidActionError
+
     for i, ai in enumerate(plan.actions, 1):
-        unsat, _ = simulator.get_unsatisfied_conditions(state, ai)
+        try:
+            unsat, _ = simulator.get_unsatisfied_conditions(state, ai)
+        except UPInvalidActionError:  # UP's grounder found a precondition on static atoms false
+            return Verdict(False, f"step {i}: {actions[i - 1]}: a precondition on static atoms does not "
+                                  f"hold (unified-planning: not a valid grounding)", step=i)
         if unsat:
             unmet = _unmet(problem, state, unsat) or [_pddl(u) for u in unsat]
             word = "precondition" if len(unmet) == 1 else "preconditions"

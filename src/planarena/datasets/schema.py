@@ -103,6 +103,13 @@ def domain_settings(params: dict, domain: str) -> DomainSettings:
                           f"n_validation ([N_min, N_max]); {type(exc).__name__}: {exc}") from None
 
 
+def configured_domains(params: dict, config: dict, available) -> list[str]:
+    """The schema-learning domains a method runs: its block's ``domains`` or ``schema.domains``,
+    in that order, kept where ``data/schema`` has them (``available``)."""
+    have = set(available)
+    return [d for d in (config.get("domains") or get(params, "schema.domains") or []) if d in have]
+
+
 def generate_text(domain: str, kwargs: dict, seed: int) -> str:
     """PDDL text of one generated problem of ``domain`` (the seed is passed when the generator takes one).
 
@@ -122,22 +129,29 @@ def generate_text(domain: str, kwargs: dict, seed: int) -> str:
 class _Atoms:
     """Atom texts of one instance, numbered in order of first sight (static atoms first)."""
 
-    def __init__(self, problem):
+    def __init__(self, problem, predicates: set[str]):
         self.index: dict[str, int] = {}
         self.static: list[int] = []
+        self.predicates = predicates
         for a in problem.get_initial_atoms():
             if a.is_static():
-                t = ground_atom_text(a)
+                t = self._text(a)
                 if t is not None:
                     self.static.append(self.id(t))
         self._static = set(self.static)
+
+    def _text(self, atom) -> str | None:
+        """Normal-form text of a pymimir atom; None for atoms outside the domain's predicates (the
+        ``=`` atoms pymimir lists for the ``:equality`` requirement of every normal-form domain)."""
+        t = ground_atom_text(atom)
+        return t if t and t[1:].split(" ", 1)[0].rstrip(")") in self.predicates else None
 
     def id(self, text: str) -> int:
         return self.index.setdefault(text, len(self.index))
 
     def fluent(self, state) -> list[int]:
         """Ids of the fluent atoms of a pymimir ``state`` (static atoms are stored once)."""
-        ids = (self.id(t) for t in (ground_atom_text(a) for a in state.get_atoms()) if t)
+        ids = (self.id(t) for t in (self._text(a) for a in state.get_atoms()) if t)
         return sorted(i for i in ids if i not in self._static)
 
     def texts(self) -> list[str]:
@@ -275,7 +289,7 @@ def build_domain(params: dict, domain: str, out: Path) -> tuple[list[ProblemEntr
             original_problem = parse_problem_of(original, raw)
             name = f"{domain}-{split}-{i + 1}"
             path = out / split / f"{name}.pddl"
-            path.write_text(normal_problem_text(original_problem, strips.name))
+            path.write_text(normal_problem_text(original_problem, strips))
             raw.unlink()
             problems[(split, name)] = parse_problem_of(true_domain, path)
             size = next(iter(kwargs.values())) if kwargs else None
@@ -286,7 +300,8 @@ def build_domain(params: dict, domain: str, out: Path) -> tuple[list[ProblemEntr
     names = [s.name for s in strips.schemas]
     (train_name,) = [n for (split, n) in problems if split == "train"]
     train_problem = problems[("train", train_name)]
-    atoms = {n: _Atoms(p) for (_, n), p in problems.items()}
+    known = {name for name, _ in strips.predicates}
+    atoms = {n: _Atoms(p, known) for (_, n), p in problems.items()}
     max_steps = int(get(params, "schema.max_walk_steps"))
     facts = {}
     for split, bounds in (("train", cfg.n_train), ("validation", cfg.n_validation)):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from planarena.methods.base import TASKS, Attempt, Method, PlanningTask
+from planarena.methods.base import TASKS, Attempt, LearnedDomain, Method, PlanningTask
 
 #: name -> "module:Class" (imported lazily, so a method's heavy dependencies load only when used)
 REGISTRY: dict[str, str] = {
@@ -23,6 +23,8 @@ REGISTRY: dict[str, str] = {
     "satr": "planarena.methods.transformers.method:SATr",
     "rgnn_policy": "planarena.methods.rgnn_policies.method:RGNNPolicy",
     "wl_goose": "planarena.methods.rgnn_policies.goose:WLGoose",
+    "schema_true_domain": "planarena.methods.dias.references:TrueDomain",
+    "schema_no_preconditions": "planarena.methods.dias.references:NoPreconditions",
 }
 
 
@@ -51,4 +53,4 @@ def resolve(instance: str, params: dict) -> tuple[type[Method], dict]:
     return method_class(config.get("method", instance)), config
 
 
-__all__ = ["REGISTRY", "TASKS", "Attempt", "Method", "PlanningTask", "method_class", "resolve"]
+__all__ = ["REGISTRY", "TASKS", "Attempt", "LearnedDomain", "Method", "PlanningTask", "method_class", "resolve"]

@@ -46,15 +46,33 @@ class Attempt:
     extra: dict = field(default_factory=dict)
 
 
+@dataclass
+class LearnedDomain:
+    """What a ``learn_schema`` method returns for one (schema domain, seed): the PDDL domain file it
+    learned (its training output, a DVC output under ``data/models/<method>/``), or why there is none.
+
+    ``outcome``: ``solved`` (a domain was learned; whether it is any good is the protocol's to
+    measure), ``error`` or ``diverged``; ``extra``: numbers for the record (learned arities,
+    training facts).
+    """
+
+    outcome: str
+    path: Path | None = None
+    failure_reason: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class ReportTraits:
     """What the leaderboard needs to know about one configured method beyond its records; returned
     by :meth:`Method.report_traits` (the report never tests method names or imports a family).
 
     Attributes:
-        role: ``"model"``, or ``"floor"``: a lower bound shown so that a reader can judge the others
+        role: ``"model"``, ``"floor"``: a lower bound shown so that a reader can judge the others
             (DESIGN.md "Honest numbers": random walk, an untrained network); a floor row is set
-            beside its paper's floor value, never beside the paper's trained results.
+            beside its paper's floor value, never beside the paper's trained results; or
+            ``"ceiling"``: an upper reference measured by the same code (the true domain of the
+            schema-learning protocol).
         variant: which of its paper's variants this configuration runs (e.g. ``"hyper"``); picks the
             published value set beside it (``report/published/*.yaml``); ``""``: none in particular.
         info: ``(item, value)`` rows for the Info section (settings a reader needs to read the
@@ -175,6 +193,16 @@ class Method:
             TypeError: the method declares the ``successor_set`` protocol but does not implement this.
         """
         raise TypeError(f"{type(self).__name__} declares the successor_set protocol but does not implement rank()")
+
+    def learned_domain(self, domain: str, seed: int) -> LearnedDomain:
+        """The PDDL domain learned for schema-learning domain ``domain`` (``data/schema/<domain>``)
+        with ``seed`` (:mod:`planarena.protocols.schema` measures it against the true domain and
+        plans with it).
+
+        Raises:
+            TypeError: the method declares ``learn_schema`` but does not implement this.
+        """
+        raise TypeError(f"{type(self).__name__} declares the learn_schema task but does not implement learned_domain()")
 
     def solve_batch(self, tasks: list[PlanningTask], seed: int) -> list[Attempt]:
         """One :class:`Attempt` per task, in order, for problems that share a domain and a split.

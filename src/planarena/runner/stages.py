@@ -35,14 +35,15 @@ from planarena.core.io import (
 )
 from planarena.core.problemset import ProblemSet
 from planarena.methods import Method, resolve
-from planarena.protocols import coverage, pool, successor_set
+from planarena.protocols import coverage, pool, schema, successor_set
 
 #: task -> protocol name -> the protocol's ``run(ctx) -> records written``. A method enters a
 #: protocol by declaring the task (and, for ``rank_successors``, the protocol in
-#: ``successor_protocols``); ``learn_schema`` gets its protocol with the schema-learning family.
+#: ``successor_protocols``).
 PROTOCOLS: dict[str, dict[str, Callable[["EvalContext"], int]]] = {
     "plan": {"coverage": coverage.run},
     "rank_successors": {"successor_set": successor_set.run, "pool": pool.run},
+    "learn_schema": {"schema": schema.run},
 }
 
 

@@ -1,0 +1,251 @@
+"""Schema-learning protocol (task ``learn_schema``): successor-set precision and recall of a learned
+domain against the true one, and planning with what was learned.
+
+DIAS paper (``../shared/papers/dias-action-schemas.txt``), Section 5.1: for each test state ``s`` the
+sets of successor states under the true and the learned domain are compared; over all test states
+this gives TP / FP / FN, precision ``TP / (TP + FP)`` (soundness) and recall ``TP / (TP + FN)``
+(completeness); a run is *sound* with precision 1 and *complete* with recall 1 (the N_s / N_c / N_sc
+counts of its tables). Successor states are compared by what they change (atoms added and deleted),
+so a successor equal to ``s`` (an action whose effects already hold) is no successor; both domains'
+successors come from pymimir.
+
+Beyond the paper, the harness's own check: each learned domain plans the test problems of its domain
+with Fast Downward (LAMA-first), and each plan is validated against the TRUE domain by the harness's
+validator; these are ``plan`` records (split ``schema-test``) that enter the coverage table. A plan
+that the learned domain allows but the true domain does not is rejected and listed, never counted.
+
+Records (one JSON line each, :class:`planarena.core.records.ResultRecord`): per (domain, seed) one
+``learn_schema`` record (``split="schema-test"``, ``problem=<domain>``) with ``extra``: ``precision``,
+``recall``, ``sound``, ``complete``, ``tp``, ``fp``, ``fn``, ``test_states`` and the method's own
+facts; and one ``plan`` record per test problem.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from planarena.config import get
+from planarena.datasets.schema import configured_domains
+from planarena.core.pddl import parse_domain, parse_problem_of, state_from_atoms
+from planarena.core.problemset import ProblemSet
+from planarena.core.records import ResultRecord
+from planarena.datasets.planning import PlannerCache, plan_cached
+from planarena.methods.base import Attempt, LearnedDomain
+from planarena.protocols import coverage
+
+if TYPE_CHECKING:
+    from planarena.runner.stages import EvalContext
+
+TASK = "learn_schema"
+SPLIT = "schema-test"
+#: the nullary predicate and action :func:`all_fluent` adds (PDDL names start with a letter)
+_NEVER, _DUMMY = "planarena-never", "planarena-all-fluent"
+
+
+@dataclass
+class SuccessorCounts:
+    """Successor-set counts over test states (DIAS paper, Section 5.1)."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    states: int = 0
+    timed_out: bool = False
+
+    @property
+    def precision(self) -> float:
+        """``TP / (TP + FP)``; 0 when the learned domain generates no successor at all."""
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        """``TP / (TP + FN)``; 1 when no test state has a successor (nothing to miss)."""
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+    @property
+    def sound(self) -> bool:
+        """No false successor (and at least one successor generated: an empty domain is not sound)."""
+        return self.fp == 0 and self.tp > 0
+
+    @property
+    def complete(self) -> bool:
+        return self.fn == 0
+
+
+def all_fluent(domain_text: str) -> str:
+    """``domain_text`` plus one action that can never apply (its precondition, the nullary
+    ``planarena-never``, is never true) but has every predicate as an effect. pymimir then treats
+    every predicate as fluent, so a test state's atoms are taken from the state, not from the
+    problem's initial state (a learned domain may leave a predicate that the true domain changes
+    without effects). The domain's successors are unchanged.
+
+    Raises:
+        ValueError: the text has no ``(:predicates`` section.
+    """
+    m = re.search(r"\(:predicates(.*?)\)\s*\(:action", domain_text, re.S | re.I)
+    if not m:
+        raise ValueError("domain has no (:predicates ...) section followed by actions")
+    preds = re.findall(r"\(\s*([^\s()]+)((?:\s+\?[^\s()]+)*)\s*\)", m.group(1))
+    params = sorted({v for _, args in preds for v in args.split()})
+    effects = " ".join(f"({name}{args})" for name, args in preds)
+    dummy = (f"\n  (:action {_DUMMY} :parameters ({' '.join(params)})\n"
+             f"    :precondition (and ({_NEVER})) :effect (and ({_NEVER}) {effects}))\n")
+    text = domain_text[: m.start(1)] + f" ({_NEVER})" + domain_text[m.start(1):]
+    end = text.rstrip().rfind(")")
+    return text[:end] + dummy + text[end:]
+
+
+def _changes(state, atoms: frozenset[str]) -> set[frozenset[str]]:
+    """What each applicable action changes in ``state`` (``+atom`` / ``-atom``); no-ops dropped."""
+    out = set()
+    for ga in state.generate_applicable_actions(cache_result=False):
+        if ga.get_action().get_name() == _DUMMY:
+            continue
+        eff = ga.get_conditional_effect()[0].get_effect()
+        add = {str(a) for a in eff.get_add_list()}
+        change = frozenset({f"+{a}" for a in add if a not in atoms}
+                           | {f"-{d}" for d in (str(x) for x in eff.get_delete_list()) if d in atoms and d not in add})
+        if change:
+            out.add(change)
+    return out
+
+
+def successor_counts(true_domain: Path, learned_domain: Path, problems: dict[str, Path],
+                     test_states: list[tuple[str, frozenset[str]]], time_limit: float) -> SuccessorCounts:
+    """Compare successor sets of ``learned_domain`` with ``true_domain`` on ``test_states``.
+
+    Args:
+        true_domain, learned_domain: PDDL domain files (normal form, same predicates).
+        problems: test problem name -> its PDDL file (objects and static atoms of its states).
+        test_states: ``(problem name, atoms)`` pairs; atoms as ``"(pred o ...)"`` texts, static
+            atoms included.
+        time_limit: seconds for the whole comparison; past it the counts so far come back with
+            ``timed_out`` set (the paper's Table 2 marks such runs with a dash).
+
+    Raises:
+        planarena.core.pddl.PDDLError: a domain or problem file does not parse (names the file).
+    """
+    start = time.perf_counter()
+    out = SuccessorCounts()
+    with tempfile.TemporaryDirectory(prefix="planarena-schema-") as tmp:
+        copies = {}
+        for tag, path in (("true", true_domain), ("learned", learned_domain)):
+            copies[tag] = Path(tmp) / f"{tag}.pddl"
+            copies[tag].write_text(all_fluent(Path(path).read_text()))
+        domains = {tag: parse_domain(p) for tag, p in copies.items()}
+        parsed = {}
+        for name, state in test_states:
+            if time.perf_counter() - start > time_limit:
+                out.timed_out = True
+                break
+            if name not in parsed:
+                parsed[name] = {tag: parse_problem_of(d, problems[name]) for tag, d in domains.items()}
+            true = _changes(state_from_atoms(parsed[name]["true"], state), state)
+            learned = _changes(state_from_atoms(parsed[name]["learned"], state), state)
+            out.tp += len(true & learned)
+            out.fp += len(learned - true)
+            out.fn += len(true - learned)
+            out.states += 1
+    return out
+
+
+class SchemaData:
+    """A ``data/schema`` folder (:mod:`planarena.datasets.schema`): problems, test states, info."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.problems = ProblemSet(self.root)
+
+    def info(self, domain: str) -> dict:
+        return json.loads((self.root / domain / "info.json").read_text())
+
+    def test_states(self, domain: str, per_problem: int | None = None) -> list[tuple[str, frozenset[str]]]:
+        """``(problem, atoms)`` of the domain's test states, static atoms included; with
+        ``per_problem`` the first that many (in BFS order) of each test problem."""
+        atoms = json.loads((self.root / domain / "atoms.json").read_text())
+        out = []
+        taken: dict[str, int] = {}
+        for line in (self.root / domain / "test_states.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            taken[row["problem"]] = taken.get(row["problem"], 0) + 1
+            if per_problem is not None and taken[row["problem"]] > per_problem:
+                continue
+            texts, static = atoms[row["problem"]]["atoms"], atoms[row["problem"]]["static"]
+            out.append((row["problem"], frozenset(texts[i] for i in [*static, *row["s"]])))
+        return out
+
+    def test_problems(self, domain: str) -> dict[str, Path]:
+        return {e.problem: self.problems.problem_file(e) for e in self.problems.select(domain, SPLIT)}
+
+
+def run(ctx: "EvalContext") -> int:
+    """Measure every (domain, seed) not yet recorded: one ``learn_schema`` record and one ``plan``
+    record per test problem. Returns the number of records written."""
+    method = ctx.method
+    data = SchemaData(method.layout.schema)
+    plan_ctx = dataclasses.replace(ctx, problems=data.problems)
+    eval_limit = float(get(method.params, "schema.eval_time_limit"))
+    fd = get(method.params, "planners.lama_first")
+    plan_limit = float(get(method.params, "schema.plan_time_limit"))
+    cache = PlannerCache(method.layout.cache / "fd")
+    failed = ctx.train_info.get("status", "ok") != "ok"
+    # a method may measure on the first k test problems (smallest first) and the first m states of
+    # each (the precondition-free floor: every grounding applies, tens of thousands per state on the
+    # largest test problems, and Fast Downward grounds them all)
+    per_problem = method.config.get("max_test_states")
+    max_problems = method.config.get("max_test_problems")
+    n = 0
+    for domain in configured_domains(method.params, method.config, data.problems.domains):
+        true_domain = data.problems.domain_file(domain)
+        entries = data.problems.select(domain, SPLIT)[:max_problems]
+        tests = {e.problem: data.problems.problem_file(e) for e in entries}
+        states = None
+        for seed in ctx.seeds:
+            start = time.perf_counter()
+            key = (TASK, domain, SPLIT, domain, seed)
+            learned = (LearnedDomain("error", failure_reason=f"training failed: {ctx.train_info.get('reason')}")
+                       if failed else method.learned_domain(domain, seed))
+            if key not in ctx.done:
+                extra = {"task": TASK, **learned.extra}
+                outcome = learned.outcome
+                if learned.outcome == "solved":
+                    states = states if states is not None else [
+                        s for s in data.test_states(domain, per_problem) if s[0] in tests]
+                    c = successor_counts(true_domain, learned.path, tests, states, eval_limit)
+                    outcome = "timeout" if c.timed_out else "solved"
+                    extra.update(tp=c.tp, fp=c.fp, fn=c.fn, test_states=c.states,
+                                 precision=None if c.timed_out else round(c.precision, 6),
+                                 recall=None if c.timed_out else round(c.recall, 6),
+                                 sound=c.sound and not c.timed_out, complete=c.complete and not c.timed_out)
+                ctx.writer.write(ResultRecord(
+                    method=method.name, family=method.family, domain=domain, split=SPLIT, problem=domain,
+                    seed=seed, outcome=outcome, wall_time=round(time.perf_counter() - start, 4),
+                    failure_reason=learned.failure_reason
+                    or ("successor comparison past schema.eval_time_limit" if outcome == "timeout" else None),
+                    config_hash=ctx.fingerprint, extra={**ctx.train_facts, **extra}).to_dict())
+                n += 1
+            for entry in entries:
+                if ("plan", domain, SPLIT, entry.problem, seed) in ctx.done:
+                    continue
+                t0 = time.perf_counter()
+                if learned.outcome != "solved":
+                    res = Attempt("error", failure_reason=learned.failure_reason or "no learned domain")
+                else:
+                    r = plan_cached("lama_first", learned.path, data.problems.problem_file(entry), plan_limit,
+                                    int(fd["memory_limit_mb"]), cache)
+                    res = Attempt(r.outcome, plan=r.plan if r.outcome == "solved" else None,
+                                  failure_reason=r.failure_reason, wall_time=r.wall_time,
+                                  extra={"planner": "lama_first on the learned domain", "cached": r.cached})
+                ctx.writer.write(coverage.record(plan_ctx, entry, seed, res, time.perf_counter() - t0).to_dict())
+                n += 1
+    return n
+
+
+__all__ = ["SPLIT", "TASK", "SchemaData", "SuccessorCounts", "all_fluent", "run", "successor_counts"]
