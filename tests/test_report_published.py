@@ -304,6 +304,6 @@ def test_every_data_file_is_package_data():
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
     assert 'planarena = ["**/*.yaml"]' in pyproject
     data = [p for p in DATA_DIR.iterdir() if p.is_file() and p.suffix != ".py"]
-    assert sorted(p.name for p in data) == ["embedplan.yaml", "rgnn_policies.yaml", "state_centric.yaml",
-                                            "symmetry_aware.yaml"]
+    assert sorted(p.name for p in data) == ["dias.yaml", "embedplan.yaml", "rgnn_policies.yaml",
+                                            "state_centric.yaml", "symmetry_aware.yaml"]
     assert len(PAPERS) == len(data)

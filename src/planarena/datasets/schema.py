@@ -37,7 +37,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from planarena.config import ConfigError, Layout, get
+from planarena.config import SCHEMA_SPLIT, ConfigError, Layout, get
 from planarena.core.io import atomic_write_json, derive_seed, write_jsonl
 from planarena.core.pddl import count_objects, parse_domain, parse_problem_of
 from planarena.core.problemset import ProblemEntry
@@ -63,7 +63,7 @@ UNAVAILABLE: dict[str, str] = {
     "sokoban": "the IPC Sokoban domain has the ternary predicate move-dir; the paper uses its own binary variant",
     "sokoban_pull": "the paper's own Sokoban variant with pull_box is not published",
 }
-TEST_SPLIT = "schema-test"
+TEST_SPLIT = SCHEMA_SPLIT
 
 
 @dataclass(frozen=True)

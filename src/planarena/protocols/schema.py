@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planarena.config import get
+from planarena.config import SCHEMA_SPLIT, get
 from planarena.datasets.schema import configured_domains
 from planarena.core.pddl import parse_domain, parse_problem_of, state_from_atoms
 from planarena.core.problemset import ProblemSet
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from planarena.runner.stages import EvalContext
 
 TASK = "learn_schema"
-SPLIT = "schema-test"
+SPLIT = SCHEMA_SPLIT
 #: the nullary predicate and action :func:`all_fluent` adds (PDDL names start with a letter)
 _NEVER, _DUMMY = "planarena-never", "planarena-all-fluent"
 

@@ -81,7 +81,7 @@ class Analysis:
     problems: problems.Problems
     hitk: pd.DataFrame | None
     pool: pool.Pool | None
-    schema: pd.DataFrame | None
+    schema: schema.Schema | None
     cost: pd.DataFrame
     details: dict[str, pd.DataFrame]
     by_size: pd.DataFrame
@@ -102,7 +102,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
     index = instance_index(inputs.manifest, [r for r in latest if not is_pool_record(r)],
                            inputs.domains, inputs.splits)
     cov = coverage.coverage_table(inputs.records, inputs.manifest, inputs.domains, inputs.splits)
-    schema_all = hitk.task_metric_table(inputs.records, "learn_schema", schema.SCHEMA_KEYS[:2], ())
+    schema_all = schema.headline_table(inputs.records, inputs.traits)
     return Analysis(
         index=index,
         coverage=cov,
@@ -116,7 +116,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
         problems=problems.analyse(inputs.records, inputs.plan_records, index),
         hitk=hitk.successor_set_table([r for r in inputs.records if not is_pool_record(r)]),
         pool=pool.analyse(latest, inputs.traits, inputs.acp_dir),
-        schema=schema.schema_table(inputs.records),
+        schema=schema.schema_table(inputs.records, inputs.traits),
         cost=cost.cost_table(inputs.records),
         details=detail.detail_tables(inputs.records, inputs.plan_records, index),
         by_size=plotting.coverage_by_size(inputs.records, inputs.manifest, inputs.traits),

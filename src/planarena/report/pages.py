@@ -69,7 +69,7 @@ def _published(a: Analysis, run_info: Mapping, papers: Sequence[PublishedPaper])
         pool.published_summary(a.pool),
         a.pool.summary_notes if a.pool else (),
         a.pool.reading if a.pool else (),
-    )
+    ) + schema.render_published(a.schema, papers)
 
 
 #: The detail pages, in link order.
@@ -89,7 +89,7 @@ DETAIL_PAGES: tuple[Page, ...] = (
          lambda a, i, p: pool.render(a.pool) or ["## Candidate-pool Hit@k (EmbedPlan protocols)", "",
                                                  "No candidate-pool records yet."]),
     Page("schema.md", "Schema learning", "precision, recall, N_s / N_c / N_sc per domain",
-         lambda a, i, p: schema.render(a.schema)),
+         lambda a, i, p: schema.render(a.schema, p)),
     Page("cost.md", "Cost", "time per problem, wall time, model size, train and decode time per "
          "method, domain and task", lambda a, i, p: cost.render(a.cost)),
     Page("published.md", "Published reference rows", "numbers copied from the papers, side by side "

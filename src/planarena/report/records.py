@@ -5,7 +5,8 @@ Inputs (DESIGN.md "The pipeline"; all written by earlier stages):
 * ``data/results/*.jsonl``: :class:`planarena.core.records.ResultRecord` lines, one per attempt.
 * ``data/plans/records.jsonl``: one line per problem from the planning stage (reference plans).
 * ``data/problems/manifest.jsonl``: :class:`planarena.core.problemset.ProblemEntry` lines (instance
-  counts per domain and split).
+  counts per domain and split), and the ``schema-test`` entries of ``data/schema/manifest.jsonl``
+  (the problems planned with learned domains) when that file exists.
 
 Result files are append-only, so the sections read :func:`latest_records` (the last line of each
 attempt) and classify a record by :func:`record_task` and :func:`record_protocol`.
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from planarena.config import SPLITS, Layout
+from planarena.config import SCHEMA_SPLIT, SPLITS, Layout
 from planarena.core.io import read_jsonl
 from planarena.core.problemset import ProblemEntry, ProblemSet
 from planarena.core.records import ResultRecord, iter_records
@@ -29,7 +30,7 @@ from planarena.report.metrics import RANK_KEY
 
 #: Display order of split names: the SATr splits, then the IPC 2023 Learning Track test splits
 #: (DESIGN.md "Contracts: Problem set"); any other split sorts after these, alphabetically.
-SPLIT_ORDER: tuple[str, ...] = SPLITS + ("test-easy", "test-medium", "test-hard")
+SPLIT_ORDER: tuple[str, ...] = SPLITS + ("test-easy", "test-medium", "test-hard", SCHEMA_SPLIT)
 
 
 @dataclass
@@ -72,7 +73,8 @@ def load_inputs(
     return ReportInputs(
         records=list(iter_records(files)),
         plan_records=read_jsonl(Path(layout.plans) / "records.jsonl"),
-        manifest=list(problems.entries),
+        manifest=list(problems.entries) + [ProblemEntry(**row) for row in read_jsonl(Path(layout.schema) / "manifest.jsonl")
+                                           if row.get("split") == SCHEMA_SPLIT],
         domains=tuple(domains),
         splits=tuple(splits),
         traits=dict(traits or {}),

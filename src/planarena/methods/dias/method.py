@@ -1,0 +1,183 @@
+"""DIAS (Differentiable Induction of Action Schemas) as a registry method (``dias``, task
+``learn_schema``).
+
+Source: ``../shared/papers/dias-action-schemas.txt`` (Reiter, Gebler, Geffner). One params block per
+setting of the paper: ``observation`` (``strips`` | ``strips_plus`` | ``names``: Table 1's three
+columns), ``noise`` (expected flipped atoms per transition: Table 2) and ``effects`` (``strips``; the
+MLP-effects ablation of Table 3 trains, :mod:`planarena.methods.dias.model`, but has no evaluation
+path yet: it does not yield a PDDL domain).
+
+Train stage: one model per (schema domain, seed) on ``data/schema/<domain>`` (walk transitions of the
+small instance), trained as the paper's Appendix A.2.2 says (:mod:`planarena.methods.dias.train`);
+the schemas are read off its parameters (Section 4.5) and written as a PDDL domain,
+``data/models/<method>/<domain>/seed<seed>/domain.pddl`` (a DVC output). Evaluation is the
+``learn_schema`` protocol (:mod:`planarena.protocols.schema`): successor sets against the true domain
+on the BFS test states, and Fast Downward planning with the learned file.
+
+Hyperparameters come from the ``dias`` params section (``model``, ``train``, ``slots``, ``alpha`` per
+domain, ``device``); a block's own keys win.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from planarena.config import get, torch_device
+from planarena.core.io import derive_seed
+from planarena.core.pddl import parse_domain
+from planarena.core.strips import Literal, Schema, StripsDomain
+from planarena.datasets.schema import configured_domains
+from planarena.methods.base import LearnedDomain, Method, ReportTraits
+from planarena.methods.units import save_unit, train_units
+
+FAMILY = "dias-action-schemas"
+OBSERVATION_NAMES = {"strips": "full STRIPS actions", "strips_plus": "STRIPS+ actions", "names": "action names only"}
+
+
+def _section(params: dict) -> dict:
+    return get(params, "dias", {}) or {}
+
+
+class Dias(Method):
+    """DIAS on one observation variant (params block keys: ``observation``, ``noise``, ``effects``,
+    ``seeds``, ``domains``)."""
+
+    family = FAMILY
+    tasks = frozenset({"learn_schema"})
+    uses_params = ("dias",)
+    data_deps = ("schema",)
+
+    @classmethod
+    def report_traits(cls, config: dict, params: dict) -> ReportTraits:
+        obs = config.get("observation", "names")
+        noise = float(config.get("noise", 0) or 0)
+        variant = OBSERVATION_NAMES.get(obs, obs) + (f", {noise:g} flips" if noise else "")
+        info = (("DIAS (schema learning)",
+                 "R-GCN object keys, per-action slot queries matched by a rectangular Sinkhorn with a slack row, "
+                 "STRIPS preconditions / effects as softmax parameters over slot pairs; trained to predict s' from "
+                 "(s, action label); schemas read off the parameters at threshold 0.5 (Section 4.5)"),)
+        return ReportTraits(role="model", variant=variant, info=info)
+
+    def __init__(self, name, config, params, layout):
+        super().__init__(name, config, params, layout)
+        self.observation = config.get("observation", "names")
+        if self.observation not in OBSERVATION_NAMES:
+            raise ValueError(f"params: methods.{name}.observation={self.observation!r}; "
+                             f"one of {', '.join(OBSERVATION_NAMES)}")
+        self.noise = float(config.get("noise", 0) or 0)
+        self.effects = config.get("effects", "strips")
+        if self.effects != "strips":
+            raise ValueError(f"params: methods.{name}.effects={self.effects!r}: only 'strips' has an evaluation "
+                             f"path (the MLP-effects ablation yields no PDDL domain; README)")
+        self.model_dir: Path | None = None
+
+    # -- training --------------------------------------------------------------------------------
+    def settings(self, domain: str) -> dict:
+        """The resolved hyperparameters of one domain's run (section, per-domain alpha, block keys)."""
+        sec = _section(self.params)
+        alpha = (sec.get("alpha") or {}).get(domain, sec.get("default_alpha", 1.0))
+        out = {**(sec.get("model") or {}), **(sec.get("train") or {}), "slots": sec.get("slots", 5),
+               "alpha": alpha, "threshold": sec.get("threshold", 0.5), "device": sec.get("device", "cpu")}
+        if self.noise:  # Appendix A.4.2: batch 50, tau floor 0.1, threshold 0.75
+            out.update(sec.get("noise") or {})
+        out.update(self.config.get("overrides") or {})
+        return out
+
+    def domains(self) -> list[str]:
+        from planarena.core.problemset import ProblemSet
+
+        return configured_domains(self.params, self.config, ProblemSet(self.layout.schema).domains)
+
+    def train(self, model_dir: Path) -> dict:
+        """One model per (schema domain, seed): ``<domain>/seed<seed>/{model.pt, facts.json, domain.pddl}``."""
+        root = self.layout.schema
+        domains = self.domains()
+
+        def fit(unit: tuple[str, int]) -> dict:
+            domain, seed = unit
+            return fit_unit(self, root, domain, seed, model_dir / domain / f"seed{seed}")
+
+        facts, times = train_units(fit, domains, self.seeds(), self.jobs, desc=f"train {self.name}")
+        from planarena.core.io import atomic_write_json
+
+        atomic_write_json(model_dir / "facts.json", facts)
+        return {"trained": True, "observation": self.observation, "noise": self.noise,
+                "parameters": max((f.get("parameters", 0) for d in facts["domains"].values() for f in d.values()),
+                                  default=0),
+                "train_time_s": round(sum(t or 0 for t in times.values()), 3), "unit_times_s": times}
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def load(self, model_dir: Path) -> None:
+        self.model_dir = Path(model_dir)
+
+    def learned_domain(self, domain: str, seed: int) -> LearnedDomain:
+        unit = self.model_dir / domain / f"seed{seed}"
+        facts_file = unit / "facts.json"
+        if not facts_file.exists():
+            return LearnedDomain("error", failure_reason=f"{unit}: no trained model; run the train stage")
+        facts = json.loads(facts_file.read_text())
+        extra = {"observation": self.observation, "effects": self.effects, "noise": self.noise,
+                 "arities": facts.get("arities"), "steps": facts.get("steps")}
+        if facts.get("diverged"):
+            return LearnedDomain("diverged", failure_reason=f"training diverged at step {facts.get('diverged_at')}",
+                                 extra=extra)
+        if not (unit / "domain.pddl").exists():
+            return LearnedDomain("error", failure_reason=facts.get("reason") or "no learned domain written", extra=extra)
+        return LearnedDomain("solved", path=unit / "domain.pddl", extra=extra)
+
+
+def learned_strips(name: str, predicates, schemas) -> StripsDomain:
+    """The learned schemas (:class:`planarena.methods.dias.model.LearnedSchema`) as a STRIPS domain
+    named ``name`` (the true domain's name: problems name it), parameters bound injectively
+    (Section 3's assumption, written as inequalities)."""
+    out = []
+    for s in schemas:
+        lit = lambda items, positive=True: tuple(Literal(p, tuple(args), positive) for p, args in items)  # noqa: E731
+        out.append(Schema(name=s.name, parameters=tuple(s.parameters),
+                          precondition=lit(s.pre_pos) + lit(s.pre_neg, False),
+                          add=lit(s.add), delete=lit(s.delete), distinct=True))
+    return StripsDomain(name=name, predicates=tuple(predicates), schemas=tuple(out))
+
+
+def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dict:
+    """Train one (domain, seed) model, write its learned domain and facts; never raises for a
+    diverged run (the facts say so)."""
+    import torch
+
+    from planarena.methods.dias.data import add_noise, known_arguments, load_domain
+    from planarena.methods.dias.model import Vocab
+    from planarena.methods.dias.train import DiasConfig, TransitionData, derive, train
+
+    start = time.perf_counter()
+    s = method.settings(domain)
+    data = load_domain(root, domain)
+    cfg = DiasConfig(**{k: v for k, v in s.items() if k in DiasConfig.__dataclass_fields__})
+    cfg.observation = method.observation
+    cfg.device = torch_device(s.get("device", "cpu"), "dias.device")
+    vocab = Vocab(predicates=data.predicates,
+                  actions=tuple((a, n if method.observation == "strips" else None) for a, n in data.actions))
+    slots = cfg.slots
+    unary = torch.tensor([a == 1 for _, a in data.predicates])
+
+    def tensors(t, tag: str) -> "TransitionData":
+        A, A_next = t.A, t.A_next
+        if method.noise and tag == "train":
+            g = torch.Generator().manual_seed(derive_seed(seed, domain, "noise"))
+            A, A_next = add_noise(A, method.noise / 2, unary, g), add_noise(A_next, method.noise / 2, unary, g)
+        return TransitionData(A=A, A_next=A_next, action=t.action,
+                              known=known_arguments(data, t, method.observation, slots))
+
+    model, facts = train(cfg, vocab, tensors(data.train, "train"), tensors(data.validation, "validation"),
+                         seed=derive_seed(seed, domain, "dias"), progress=False)
+    info = {**facts, "domain": domain, "seed": seed}
+    if not facts.get("diverged"):
+        schemas = derive(model, vocab, cfg.threshold)
+        name = parse_domain(root / domain / "domain.pddl").get_name()
+        out.mkdir(parents=True, exist_ok=True)
+        learned_strips(name, data.predicates, schemas).write(out / "domain.pddl")
+        info["arities"] = {sch.name: len(sch.parameters) for sch in schemas}
+    save_unit(out, None if facts.get("diverged") else model.state_dict(), info)
+    info["train_time_s"] = round(time.perf_counter() - start, 3)
+    return info

@@ -1,0 +1,177 @@
+"""The schema-learning data and protocol (task ``learn_schema``): the normal form, the walk and test
+data, successor-set soundness / completeness of a learned domain against the true one on a tiny
+domain, and planning with a learned domain (an unsound one's plans rejected by the validator)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import smoke_profile_params
+from planarena.config import SCHEMA_SPLIT, Layout
+from planarena.core.io import JsonlWriter, read_jsonl
+from planarena.core.pddl import parse_domain, parse_problem_of, state_from_atoms
+from planarena.core.strips import Literal, normal_form, normal_problem_text
+from planarena.datasets import schema as schema_data
+from planarena.methods.base import LearnedDomain, Method
+from planarena.protocols import schema as protocol
+from planarena.runner.stages import EvalContext
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Layout:
+    """Smoke-profile schema data (Blocks-3: a 4-block walk instance, 5/6/7-block test problems)."""
+    layout = Layout(root=tmp_path_factory.mktemp("schema") / "data")
+    schema_data.run_stage(smoke_profile_params(), layout)
+    return layout
+
+
+def _true(layout: Layout):
+    path = layout.schema / "blocks3" / "domain.pddl"
+    return path, normal_form(parse_domain(path), str(path))
+
+
+def test_walk_and_test_data(data):
+    info = json.loads((data.schema / "blocks3" / "info.json").read_text())
+    walk = info["walk"]
+    # every action name has N_min (30 / 10 in the smoke profile) transitions, at most N_max (100 / 50)
+    assert walk["train"]["complete"] and walk["validation"]["complete"]
+    assert all(30 <= n <= 100 for n in walk["train"]["samples"].values())
+    assert set(walk["train"]["samples"]) == {"move-b-to-b", "move-b-to-t", "move-t-to-b"}
+    # STRIPS+ keeps the arguments not determined by a precondition: move(?bm ?bt), the paper's example
+    plus = {a["name"]: a["strips_plus"] for a in info["actions"]}
+    assert plus == {"move-b-to-b": [0, 2], "move-b-to-t": [0], "move-t-to-b": [0, 1]}
+    rows = read_jsonl(data.schema / "blocks3" / "test_states.jsonl")
+    assert len(rows) == 60 and {r["problem"] for r in rows} == set(info["test_problems"])
+    manifest = read_jsonl(data.schema / "manifest.jsonl")
+    assert [e["objects"] for e in manifest if e["split"] == SCHEMA_SPLIT] == [5, 6, 7]
+    # a walk transition is a real transition of the true domain
+    path, _ = _true(data)
+    atoms = json.loads((data.schema / "blocks3" / "atoms.json").read_text())[info["train_problem"]]
+    problem = parse_problem_of(parse_domain(path), data.schema / "blocks3" / "train" / f"{info['train_problem']}.pddl")
+    row = read_jsonl(data.schema / "blocks3" / "transitions.train.jsonl")[0]
+    state = state_from_atoms(problem, [atoms["atoms"][i] for i in row["s"]])
+    nexts = {str(a): a.apply(state) for a in state.generate_applicable_actions()}
+    assert row["a"] in nexts
+    after = {str(a) for a in nexts[row["a"]].get_atoms(ignore_static=True)}
+    assert after == {atoms["atoms"][i] for i in row["t"]}
+
+
+def test_normal_form_has_the_same_successors(tmp_path):
+    """Types become unary atoms (Visitall's `place`) and `=` the static `eq` (Blocks-3): the normal
+    form's initial state has the same applicable actions as the original files."""
+    for domain, kwargs in (("visitall", {"width": 3}), ("blocks3", {"num_blocks": 4})):
+        pkg, fname = schema_data.DOMAINS[domain]
+        src = Path(schema_data.generator_module(pkg).__file__).parent / fname
+        original = parse_domain(src)
+        (tmp_path / "p.pddl").write_text(schema_data.generate_text(domain, kwargs, 3))
+        problem = parse_problem_of(original, tmp_path / "p.pddl")
+        nf = normal_form(original, str(src))
+        nf.write(tmp_path / f"{domain}-d.pddl")
+        (tmp_path / f"{domain}-p.pddl").write_text(normal_problem_text(problem, nf))
+        normal = parse_problem_of(parse_domain(tmp_path / f"{domain}-d.pddl"), tmp_path / f"{domain}-p.pddl")
+        names = lambda p: sorted(str(a) for a in p.get_initial_state().generate_applicable_actions())  # noqa: E731
+        assert names(normal) == names(problem) and names(problem)
+    assert ("eq", 2) in nf.predicates and any(not lit.positive and lit.predicate == "eq"
+                                              for s in nf.schemas for lit in s.precondition)
+
+
+def test_normal_form_rejects_ternary_predicates(tmp_path):
+    (tmp_path / "d.pddl").write_text("(define (domain t) (:requirements :strips) (:predicates (r ?a ?b ?c))"
+                                     " (:action x :parameters (?a ?b ?c) :precondition (r ?a ?b ?c) :effect (not (r ?a ?b ?c))))")
+    with pytest.raises(ValueError, match=r"d.pddl: predicate r/3"):
+        normal_form(parse_domain(tmp_path / "d.pddl"), str(tmp_path / "d.pddl"))
+
+
+def _counts(data, domain_obj, tmp_path, name):
+    path, _ = _true(data)
+    learned = domain_obj.write(tmp_path / f"{name}.pddl")
+    sd = protocol.SchemaData(data.schema)
+    return protocol.successor_counts(path, learned, sd.test_problems("blocks3"), sd.test_states("blocks3"), 60)
+
+
+def test_soundness_and_completeness_of_learned_domains(data, tmp_path):
+    path, true = _true(data)
+    c = _counts(data, true, tmp_path, "true")
+    assert (c.fp, c.fn, c.states) == (0, 0, 60) and c.tp > 100 and c.sound and c.complete
+    assert (c.precision, c.recall) == (1.0, 1.0)
+    # no preconditions: every true successor still generated (complete), many false ones (unsound)
+    c = _counts(data, true.without_preconditions(), tmp_path, "nopre")
+    assert c.complete and c.recall == 1.0 and not c.sound and 0 < c.precision < 0.5
+    # an extra precondition (move-t-to-b only onto a block that is on the table): sound, incomplete
+    extra = replace(true, schemas=tuple(
+        replace(s, precondition=s.precondition + (Literal("on-table", ("?bt",)),)) if s.name == "move-t-to-b" else s
+        for s in true.schemas))
+    c = _counts(data, extra, tmp_path, "extra")
+    assert c.sound and c.precision == 1.0 and not c.complete and 0 < c.recall < 1
+    # a missing delete effect: every such successor differs from the true one (FP and FN at once)
+    nodel = replace(true, schemas=tuple(replace(s, delete=()) if s.name == "move-b-to-t" else s for s in true.schemas))
+    c = _counts(data, nodel, tmp_path, "nodel")
+    assert c.fp > 0 and c.fn > 0 and c.fp == c.fn and not c.sound and not c.complete
+
+
+def test_all_fluent_keeps_successors_and_reads_the_state(data, tmp_path):
+    """The evaluation copy makes every predicate fluent: a learned domain without effects on `clear`
+    must still see the test state's `clear` atoms, not the initial state's."""
+    path, true = _true(data)
+    text = protocol.all_fluent(path.read_text())
+    assert "(planarena-never)" in text and text.count("(:action") == 4
+    # a domain whose schemas never change `clear`: `clear` would be static for pymimir
+    frozen = replace(true, schemas=tuple(replace(s, add=tuple(a for a in s.add if a.predicate != "clear"),
+                                                 delete=tuple(d for d in s.delete if d.predicate != "clear"))
+                                         for s in true.schemas))
+    c = _counts(data, frozen, tmp_path, "frozen")
+    # its applicability (clear preconditions) is judged on each state: each true successor is matched by
+    # one learned successor that misses only the clear changes, so FP == FN == TP + FN of the truth
+    c_true = _counts(data, true, tmp_path, "true2")
+    assert c.fp == c.fn == c_true.tp and c.tp == 0
+
+
+class _Fixed(Method):
+    """A learn_schema method that 'learns' a given domain file."""
+
+    family = "test"
+    tasks = frozenset({"learn_schema"})
+    stochastic = False
+    data_deps = ("schema",)
+
+    def learned_domain(self, domain, seed):
+        return LearnedDomain("solved", path=Path(self.config["file"]), extra={"observation": "test"})
+
+
+def _run_protocol(data, tmp_path, file: Path, name: str) -> list[dict]:
+    params = smoke_profile_params()
+    params["methods"] = {name: {"file": str(file), "max_test_problems": 2}}
+    method = _Fixed(name, params["methods"][name], params, Layout(root=data.root))
+    out = tmp_path / f"{name}.jsonl"
+    with JsonlWriter(out) as w:
+        ctx = EvalContext(method=method, settings=params["evaluation"], seeds=[13], problems=None,
+                          fingerprint="x", train_info={}, train_facts={}, kept=[], writer=w)
+        n = protocol.run(ctx)
+    rows = read_jsonl(out)
+    assert n == len(rows) == 3  # one learn_schema record + two plan records
+    return rows
+
+
+def test_planning_with_a_learned_domain(data, tmp_path):
+    path, true = _true(data)
+    rows = _run_protocol(data, tmp_path, path, "true_domain")
+    schema_row, *plans = rows
+    assert schema_row["extra"]["task"] == "learn_schema" and schema_row["extra"]["precision"] == 1.0
+    assert schema_row["extra"]["test_states"] == 40   # 2 test problems x 20 states
+    assert [r["split"] for r in plans] == [SCHEMA_SPLIT] * 2
+    assert all(r["extra"]["task"] == "plan" and r["outcome"] == "solved" and r["validated"] for r in plans)
+
+
+def test_an_unsound_learned_domain_plans_are_rejected(data, tmp_path):
+    """The precondition-free domain lets Fast Downward 'solve' each problem in a few steps; the
+    harness's validator, reading the TRUE domain, rejects every such plan: listed, never counted."""
+    _, true = _true(data)
+    file = true.without_preconditions().write(tmp_path / "nopre.pddl")
+    schema_row, *plans = _run_protocol(data, tmp_path, file, "nopre_domain")
+    assert not schema_row["extra"]["sound"] and schema_row["extra"]["complete"]
+    assert all(r["outcome"] == "solved" and r["plan"] and not r["validated"] for r in plans)
+    assert all(r["validated_by"] and r["validator_reason"].startswith("step ") for r in plans)
