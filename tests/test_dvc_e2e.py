@@ -84,8 +84,9 @@ def repo(tmp_path_factory) -> tuple[Path, dict]:
 def test_repro_then_noop_then_param_change(repo):
     work, env = repo
     first = _run(["dvc", "repro"], work, env)
-    assert {"generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp",
-            "train@embedplan_mlp", "evaluate@embedplan_mlp", "report"} <= _ran(first)
+    assert {"generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp", "schema_data",
+            "train@embedplan_mlp", "evaluate@embedplan_mlp", "train@dias_names", "evaluate@dias_names",
+            "report"} <= _ran(first)
     board = (work / "reports" / "leaderboard.md").read_text()
     for method in ("fd_astar_lmcut", "fd_lama", "random_walk", "embedplan_mlp", "embedplan_hyper",
                    "embedplan_untrained"):
@@ -109,6 +110,17 @@ def test_repro_then_noop_then_param_change(repo):
             assert (r["plan"] is not None) == (r["validated_by"] is not None), r
             assert r["outcome"] != "solved" or r["validated"], r
         assert method in board
+    # schema learning: the section, the reference rows and the dias_* coverage rows on schema-test
+    schema_page = (work / "reports" / "detail" / "schema.md").read_text()
+    for method in ("dias_names", "dias_strips", "schema_true_domain", "schema_no_preconditions"):
+        assert method in schema_page
+    true_rows = [json.loads(line) for line in
+                 (work / "data" / "results" / "schema_true_domain.jsonl").read_text().splitlines()]
+    assert any(r["extra"]["task"] == "learn_schema" and r["extra"]["precision"] == 1.0 for r in true_rows)
+    plans = [r for r in true_rows if r["extra"]["task"] == "plan"]
+    assert plans and all(r["split"] == "schema-test" and r["validated"] for r in plans)
+    assert (work / "data" / "models" / "dias_strips" / "blocks3" / "seed13" / "domain.pddl").exists()
+    assert "dias_strips" in (work / "reports" / "detail" / "coverage.md").read_text()
 
     again = _run(["dvc", "repro"], work, env)
     assert _ran(again) == set(), again
@@ -124,7 +136,7 @@ def test_repro_then_noop_then_param_change(repo):
     params = (work / "params.yaml").read_text()
     (work / "params.yaml").write_text(params.replace("\njobs: 0", "\njobs: 1", 1))
     for stage in ("generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp",
-                  "train@random_walk", "train@wl_xgb_delta", "train@fsf_lstm_delta", "train@embedplan_mlp",
+                  "schema_data", "train@dias_names", "evaluate@dias_names", "train@random_walk", "train@wl_xgb_delta", "train@fsf_lstm_delta", "train@embedplan_mlp",
                   "evaluate@random_walk", "evaluate@wl_xgb_delta"):
         _run(["dvc", "repro", "-f", "-s", stage], work, env)
     assert (work / "dvc.lock").read_text() == lock, _lock_diff(work, env)

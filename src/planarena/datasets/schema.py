@@ -104,10 +104,11 @@ def domain_settings(params: dict, domain: str) -> DomainSettings:
 
 
 def configured_domains(params: dict, config: dict, available) -> list[str]:
-    """The schema-learning domains a method runs: its block's ``domains`` or ``schema.domains``,
-    in that order, kept where ``data/schema`` has them (``available``)."""
+    """The schema-learning domains a method runs: its block's ``domains`` (a list; ``[]``: none) or,
+    when that is absent or null, ``schema.domains``; kept where ``data/schema`` has them (``available``)."""
     have = set(available)
-    return [d for d in (config.get("domains") or get(params, "schema.domains") or []) if d in have]
+    own = config.get("domains")
+    return [d for d in (own if own is not None else get(params, "schema.domains") or []) if d in have]
 
 
 def generate_text(domain: str, kwargs: dict, seed: int) -> str:

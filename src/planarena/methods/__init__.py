@@ -25,6 +25,7 @@ REGISTRY: dict[str, str] = {
     "wl_goose": "planarena.methods.rgnn_policies.goose:WLGoose",
     "schema_true_domain": "planarena.methods.dias.references:TrueDomain",
     "schema_no_preconditions": "planarena.methods.dias.references:NoPreconditions",
+    "dias": "planarena.methods.dias.method:Dias",
 }
 
 

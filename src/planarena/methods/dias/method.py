@@ -14,8 +14,9 @@ the schemas are read off its parameters (Section 4.5) and written as a PDDL doma
 ``learn_schema`` protocol (:mod:`planarena.protocols.schema`): successor sets against the true domain
 on the BFS test states, and Fast Downward planning with the learned file.
 
-Hyperparameters come from the ``dias`` params section (``model``, ``train``, ``slots``, ``alpha`` per
-domain, ``device``); a block's own keys win.
+Hyperparameters come from the ``dias`` params section (``model``, ``train``, then
+``by_observation.<observation>``, ``slots``, ``alpha`` per domain, ``device``, ``noise`` for noise
+blocks); a block's ``overrides`` win.
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ class Dias(Method):
         """The resolved hyperparameters of one domain's run (section, per-domain alpha, block keys)."""
         sec = _section(self.params)
         alpha = (sec.get("alpha") or {}).get(domain, sec.get("default_alpha", 1.0))
-        out = {**(sec.get("model") or {}), **(sec.get("train") or {}), "slots": sec.get("slots", 5),
+        by = (sec.get("by_observation") or {}).get(self.observation) or {}
+        out = {**(sec.get("model") or {}), **(sec.get("train") or {}), **(by.get("model") or {}),
+               **(by.get("train") or {}), "slots": sec.get("slots", 5),
                "alpha": alpha, "threshold": sec.get("threshold", 0.5), "device": sec.get("device", "cpu")}
         if self.noise:  # Appendix A.4.2: batch 50, tau floor 0.1, threshold 0.75
             out.update(sec.get("noise") or {})
@@ -147,15 +150,15 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
     import torch
 
     from planarena.methods.dias.data import add_noise, known_arguments, load_domain
-    from planarena.methods.dias.model import Vocab
-    from planarena.methods.dias.train import DiasConfig, TransitionData, derive, train
+    from planarena.methods.dias.model import Vocab, derive
+    from planarena.methods.dias.train import DiasConfig, TransitionData, train
 
     start = time.perf_counter()
     s = method.settings(domain)
     data = load_domain(root, domain)
-    cfg = DiasConfig(**{k: v for k, v in s.items() if k in DiasConfig.__dataclass_fields__})
-    cfg.observation = method.observation
-    cfg.device = torch_device(s.get("device", "cpu"), "dias.device")
+    known_keys = set(DiasConfig.__dataclass_fields__) - {"observation", "device", "effects"}
+    cfg = DiasConfig(**{k: v for k, v in s.items() if k in known_keys}, observation=method.observation,
+                     effects=method.effects, device=torch_device(s.get("device", "cpu"), "dias.device"))
     vocab = Vocab(predicates=data.predicates,
                   actions=tuple((a, n if method.observation == "strips" else None) for a, n in data.actions))
     slots = cfg.slots
@@ -171,6 +174,7 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
 
     model, facts = train(cfg, vocab, tensors(data.train, "train"), tensors(data.validation, "validation"),
                          seed=derive_seed(seed, domain, "dias"), progress=False)
+    facts.pop("seconds", None)  # wall time: not in a DVC-tracked file (train_time_s goes to the log)
     info = {**facts, "domain": domain, "seed": seed}
     if not facts.get("diverged"):
         schemas = derive(model, vocab, cfg.threshold)
