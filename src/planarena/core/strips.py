@@ -201,3 +201,90 @@ def normal_problem_text(problem, domain: StripsDomain) -> str:
             goal.append(atom if lit.get_polarity() else f"(not {atom})")
     return (f"(define (problem {problem.get_name()})\n  (:domain {domain.name})\n"
             f"  (:objects {objects})\n  (:init {' '.join(init)})\n  (:goal (and {' '.join(goal)})))\n")
+
+
+def without_negative_preconditions(domain_file: str | Path, problem_file: str | Path, out: str | Path) -> tuple[Path, Path]:
+    """Copies of a STRIPS domain and problem in which every negative precondition ``(not (p x))``
+    (``=`` excepted) is the positive ``(not-p x)`` of a complement predicate that the effects keep
+    up to date (the classic compilation, Gazen and Knoblock 1997): ``not-p`` is true in the
+    initial state of every object tuple whose ``p`` atom is false, an effect adding ``p`` deletes
+    ``not-p`` and one deleting ``p`` adds it. The plans of both pairs are the same action
+    sequences.
+
+    Why: Fast Downward's translator turns negative preconditions on atoms of its mutex groups into
+    effect conditions and multiplies them out; a learned Blocks-3 domain with its many negative
+    preconditions (the DIAS paper's "maximal preconditions", Table 18) took 97 s to translate for
+    15 blocks, against under 2 s after this compilation.
+
+    Returns:
+        ``(domain, problem)`` paths under ``out``.
+
+    Raises:
+        planarena.core.pddl.PDDLError: either file does not parse (names it).
+        ValueError: the domain is not plain STRIPS (see :func:`normal_form`).
+    """
+    import itertools
+
+    from planarena.core.pddl import parse_domain, parse_problem_of
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    domain = parse_domain(domain_file)
+    problem = parse_problem_of(domain, problem_file)
+    preds = {p.get_name(): p.get_arity() for p in domain.get_predicates() if p.get_name() not in (*_DROPPED, "=")}
+    negated: set[str] = set()
+    actions = []
+    for a in domain.get_actions():
+        params = [v.get_name() for v in a.get_parameters()]
+        pre, eff = [], []
+        for lit in a.get_precondition().get_literals():
+            atom = lit.get_atom()
+            name = atom.get_predicate().get_name()
+            if name in _DROPPED:
+                continue
+            args = " ".join(t.get_name() for t in atom.get_terms())
+            if lit.get_polarity():
+                pre.append(f"({name} {args})")
+            elif name == "=":
+                pre.append(f"(not (= {args}))")
+            else:
+                negated.add(name)
+                pre.append(f"(not-{name} {args})")
+        effects = a.get_conditional_effect()
+        if len(effects) != 1 or effects[0].get_condition().get_literals():
+            raise ValueError(f"{domain_file}: action {a.get_name()}: conditional effects are outside STRIPS")
+        for lit in effects[0].get_effect().get_literals():
+            atom = lit.get_atom()
+            name = atom.get_predicate().get_name()
+            args = " ".join(t.get_name() for t in atom.get_terms())
+            eff.append((name, args, bool(lit.get_polarity())))
+        actions.append((a.get_name(), params, pre, eff))
+    lines = [f"(define (domain {domain.get_name()})", "  (:requirements :strips :equality)",
+             "  (:predicates " + " ".join(
+                 f"({p}{''.join(f' ?a{i}' for i in range(n))})" for p, n in
+                 [*preds.items(), *((f"not-{p}", preds[p]) for p in sorted(negated))]) + ")"]
+    for name, params, pre, eff in actions:
+        effects = []
+        for p, args, positive in eff:
+            effects.append(f"({p} {args})" if positive else f"(not ({p} {args}))")
+            if p in negated:
+                effects.append(f"(not (not-{p} {args}))" if positive else f"(not-{p} {args})")
+        lines.append(f"  (:action {name} :parameters ({' '.join(params)})\n"
+                     f"    :precondition (and {' '.join(pre)})\n    :effect (and {' '.join(effects)}))")
+    lines.append(")")
+    (out / "domain.pddl").write_text("\n".join(lines) + "\n")
+    objects = [o.get_name() for o in problem.get_objects()]
+    init = {t for t in (f"({' '.join((a.get_predicate().get_name(), *(x.get_name() for x in a.get_terms())))})"
+                        for a in problem.get_initial_atoms()) if not t.startswith(("(object ", "(number ", "(= "))}
+    complements = [f"(not-{p} {' '.join(args)})" for p in sorted(negated)
+                   for args in itertools.product(objects, repeat=preds[p])
+                   if f"({' '.join((p, *args))})" not in init]
+    goal = []
+    for lit in problem.get_goal_condition():
+        atom = lit.get_atom()
+        text = f"({' '.join((atom.get_predicate().get_name(), *(x.get_name() for x in atom.get_terms())))})"
+        goal.append(text if lit.get_polarity() else f"(not {text})")
+    (out / "problem.pddl").write_text(
+        f"(define (problem {problem.get_name()})\n  (:domain {domain.get_name()})\n  (:objects {' '.join(objects)})\n"
+        f"  (:init {' '.join(sorted(init))} {' '.join(complements)})\n  (:goal (and {' '.join(goal)})))\n")
+    return out / "domain.pddl", out / "problem.pddl"

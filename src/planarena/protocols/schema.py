@@ -7,11 +7,14 @@ this gives TP / FP / FN, precision ``TP / (TP + FP)`` (soundness) and recall ``T
 (completeness); a run is *sound* with precision 1 and *complete* with recall 1 (the N_s / N_c / N_sc
 counts of its tables). Successor states are compared by what they change (atoms added and deleted),
 so a successor equal to ``s`` (an action whose effects already hold) is no successor; both domains'
-successors come from pymimir.
+successors come from pymimir, from injective groundings only (the paper's injective-binding
+assumption, Section 3: the walk data has no other; pypddl-datasets' Blocks-3 ``move-t-to-b`` lacks the
+paper's ``(not (eq ?bm ?bt))`` and would otherwise stack a block on itself).
 
 Beyond the paper, the harness's own check: each learned domain plans the test problems of its domain
-with Fast Downward (LAMA-first), and each plan is validated against the TRUE domain by the harness's
-validator; these are ``plan`` records (split ``schema-test``) that enter the coverage table. A plan
+with Fast Downward (LAMA-first; negative preconditions compiled into complement predicates first,
+:func:`planarena.core.strips.without_negative_preconditions`), and each plan is validated against
+the TRUE domain by the harness's validator; these are ``plan`` records (split ``schema-test``) that enter the coverage table. A plan
 that the learned domain allows but the true domain does not is rejected and listed, never counted.
 
 Records (one JSON line each, :class:`planarena.core.records.ResultRecord`): per (domain, seed) one
@@ -36,6 +39,7 @@ from planarena.datasets.schema import configured_domains
 from planarena.core.pddl import parse_domain, parse_problem_of, state_from_atoms
 from planarena.core.problemset import ProblemSet
 from planarena.core.records import ResultRecord
+from planarena.core.strips import without_negative_preconditions
 from planarena.datasets.planning import PlannerCache, plan_cached
 from planarena.methods.base import Attempt, LearnedDomain
 from planarena.protocols import coverage
@@ -106,8 +110,9 @@ def _changes(state, atoms: frozenset[str]) -> set[frozenset[str]]:
     """What each applicable action changes in ``state`` (``+atom`` / ``-atom``); no-ops dropped."""
     out = set()
     for ga in state.generate_applicable_actions(cache_result=False):
-        if ga.get_action().get_name() == _DUMMY:
-            continue
+        objects = [o.get_name() for o in ga.get_objects()]
+        if ga.get_action().get_name() == _DUMMY or len(set(objects)) < len(objects):
+            continue  # the injective-binding assumption (Section 3): one object per argument
         eff = ga.get_conditional_effect()[0].get_effect()
         add = {str(a) for a in eff.get_add_list()}
         change = frozenset({f"+{a}" for a in add if a not in atoms}
@@ -156,6 +161,26 @@ def successor_counts(true_domain: Path, learned_domain: Path, problems: dict[str
     return out
 
 
+def unbound_parameters(domain_file: Path) -> tuple[str, int]:
+    """The action of ``domain_file`` with the most parameters that occur in no positive
+    precondition, and their number: each ranges over every object, so a state has up to
+    ``objects ** n`` groundings of it (a guard before :func:`successor_counts` and planning,
+    which enumerate them).
+
+    Raises:
+        planarena.core.pddl.PDDLError: the file does not parse (names it).
+    """
+    worst = ("", 0)
+    domain = parse_domain(domain_file)  # held: its actions are views into it
+    for a in domain.get_actions():
+        bound = {t.get_name() for lit in a.get_precondition().get_literals() if lit.get_polarity()
+                 and lit.get_atom().get_predicate().get_name() not in ("object", "number", "=")
+                 for t in lit.get_atom().get_terms()}
+        free = sum(1 for v in a.get_parameters() if v.get_name() not in bound)
+        worst = max(worst, (a.get_name(), free), key=lambda x: x[1])
+    return worst
+
+
 class SchemaData:
     """A ``data/schema`` folder (:mod:`planarena.datasets.schema`): problems, test states, info."""
 
@@ -185,6 +210,17 @@ class SchemaData:
         return {e.problem: self.problems.problem_file(e) for e in self.problems.select(domain, SPLIT)}
 
 
+def _too_permissive(domain_file: Path, entries, limit: float) -> str | None:
+    """Why the learned domain is not measured (nor planned with): an action whose unbound
+    parameters give more than ``limit`` groundings per state on the largest test problem; else None."""
+    action, free = unbound_parameters(domain_file)
+    objects = max((e.objects for e in entries), default=0)
+    if free and objects ** free > limit:
+        return (f"not measured: action {action} has {free} parameters in no positive precondition, up to "
+                f"{objects}^{free} groundings per state (> schema.max_free_groundings = {limit:g})")
+    return None
+
+
 def run(ctx: "EvalContext") -> int:
     """Measure every (domain, seed) not yet recorded: one ``learn_schema`` record and one ``plan``
     record per test problem. Returns the number of records written."""
@@ -200,7 +236,10 @@ def run(ctx: "EvalContext") -> int:
     # each (the precondition-free floor: every grounding applies, tens of thousands per state on the
     # largest test problems, and Fast Downward grounds them all)
     per_problem = method.config.get("max_test_states")
+    max_groundings = float(get(method.params, "schema.max_free_groundings"))
     max_problems = method.config.get("max_test_problems")
+    # a resumed run: the learn_schema records already written decide whether a domain is planned with
+    kept = {(r["domain"], r["seed"]): r for r in ctx.kept if (r.get("extra") or {}).get("task") == TASK}
     n = 0
     for domain in configured_domains(method.params, method.config, data.problems.domains):
         true_domain = data.problems.domain_file(domain)
@@ -212,14 +251,23 @@ def run(ctx: "EvalContext") -> int:
             key = (TASK, domain, SPLIT, domain, seed)
             learned = (LearnedDomain("error", failure_reason=f"training failed: {ctx.train_info.get('reason')}")
                        if failed else method.learned_domain(domain, seed))
+            if key in ctx.done and kept.get((domain, seed), {}).get("outcome") == "timeout":
+                learned = dataclasses.replace(learned, outcome="timeout", failure_reason=kept[(domain, seed)]["failure_reason"])
             if key not in ctx.done:
                 extra = {"task": TASK, **learned.extra}
                 outcome = learned.outcome
-                if learned.outcome == "solved":
+                if learned.outcome == "solved" and (too_many := _too_permissive(learned.path, entries, max_groundings)):
+                    outcome = "timeout"
+                    learned = dataclasses.replace(learned, outcome="timeout", failure_reason=too_many)
+                    extra.update(precision=None, recall=None, sound=False, complete=False, test_states=0)
+                elif learned.outcome == "solved":
                     states = states if states is not None else [
                         s for s in data.test_states(domain, per_problem) if s[0] in tests]
                     c = successor_counts(true_domain, learned.path, tests, states, eval_limit)
                     outcome = "timeout" if c.timed_out else "solved"
+                    if c.timed_out:  # a domain the comparison could not finish is not planned with either
+                        learned = dataclasses.replace(learned, outcome="timeout", failure_reason=(
+                            "not planned: the successor comparison passed schema.eval_time_limit"))
                     extra.update(tp=c.tp, fp=c.fp, fn=c.fn, test_states=c.states,
                                  precision=None if c.timed_out else round(c.precision, 6),
                                  recall=None if c.timed_out else round(c.recall, 6),
@@ -235,11 +283,14 @@ def run(ctx: "EvalContext") -> int:
                 if ("plan", domain, SPLIT, entry.problem, seed) in ctx.done:
                     continue
                 t0 = time.perf_counter()
-                if learned.outcome != "solved":
+                if learned.outcome == "timeout":   # too permissive to measure: not planned with (recorded)
+                    res = Attempt("unsolved", failure_reason=learned.failure_reason)
+                elif learned.outcome != "solved":
                     res = Attempt("error", failure_reason=learned.failure_reason or "no learned domain")
                 else:
-                    r = plan_cached("lama_first", learned.path, data.problems.problem_file(entry), plan_limit,
-                                    int(fd["memory_limit_mb"]), cache)
+                    with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
+                        d, p = without_negative_preconditions(learned.path, data.problems.problem_file(entry), tmp)
+                        r = plan_cached("lama_first", d, p, plan_limit, int(fd["memory_limit_mb"]), cache)
                     res = Attempt(r.outcome, plan=r.plan if r.outcome == "solved" else None,
                                   failure_reason=r.failure_reason, wall_time=r.wall_time,
                                   extra={"planner": "lama_first on the learned domain", "cached": r.cached})
