@@ -1,0 +1,1 @@
+"""DIAS: differentiable inference of lifted action schemas from state transitions (``../shared/papers/dias-action-schemas.txt``)."""

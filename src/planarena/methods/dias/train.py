@@ -1,0 +1,265 @@
+"""DIAS training: stratified action-balanced batches, AdamW, PCGrad of ``L_aux`` against ``L_main``,
+the precondition-exponent schedule, validation history, divergence handling.
+
+Source: ``../shared/papers/dias-action-schemas.txt``, Section 4.4 (losses, gradient projection),
+Appendix A.2.2 (hyperparameters, eq. 19-20, the ``tau`` schedule), A.4.2 (``tau`` floor and derivation
+threshold under noise). Paper-silent choices: ``layers`` = 3, the Sinkhorn ``T_max`` / ``epsilon``,
+AdamW's default weight decay 0.01, validation ``L_main`` every ``eval_every`` steps at the current
+``tau`` (the final model is kept, not the best), one instance per step drawn uniformly when several
+are given.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, fields
+from typing import Sequence
+
+import torch
+
+from planarena.methods.dias.model import EFFECTS, OBSERVATIONS, DiasModel, Vocab
+
+
+@dataclass(frozen=True)
+class DiasConfig:
+    """Model and training hyperparameters (defaults: DIAS Appendix A.2.2).
+
+    Units: ``steps``, ``tau_steps``, ``eval_every`` in gradient steps; ``batch`` in transitions.
+    ``tau`` is 1 at step 0 and ``0.1`` at step ``tau_steps`` (exponential), never below
+    ``tau_floor`` (0.1 for noise runs, Appendix A.4.2). ``threshold`` is the eq. 14 literal
+    threshold (0.75 under noise). ``alpha`` is the per-domain auxiliary weight (Appendix A.3.3).
+
+    Raises:
+        ValueError: unknown ``effects`` / ``observation`` or an out-of-range value (named).
+    """
+
+    d: int = 32
+    slots: int = 5
+    layers: int = 3
+    lr: float = 5e-3
+    batch: int = 200
+    steps: int = 10000
+    weight_decay: float = 0.01
+    alpha: float = 1.0
+    sinkhorn_iters: int = 100
+    sinkhorn_tol: float = 1e-5
+    tau_steps: int = 500
+    tau_floor: float = 0.0
+    threshold: float = 0.5
+    effects: str = "strips"
+    observation: str = "names"
+    mlp_hidden: int = 128
+    eval_every: int = 500
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        if self.effects not in EFFECTS:
+            raise ValueError(f"effects {self.effects!r}; expected one of {EFFECTS}")
+        if self.observation not in OBSERVATIONS:
+            raise ValueError(f"observation {self.observation!r}; expected one of {OBSERVATIONS}")
+        for name in ("d", "slots", "layers", "batch", "sinkhorn_iters", "tau_steps", "eval_every", "mlp_hidden"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.steps < 0 or self.lr <= 0 or self.alpha < 0 or self.weight_decay < 0:
+            raise ValueError(f"need steps >= 0, lr > 0, alpha >= 0, weight_decay >= 0; got {self}")
+        if not 0.0 <= self.tau_floor <= 1.0 or not 0.0 <= self.threshold < 1.0:
+            raise ValueError(f"tau_floor in [0, 1] and threshold in [0, 1) required; got {self.tau_floor}, {self.threshold}")
+
+    @classmethod
+    def from_params(cls, block: dict | None) -> "DiasConfig":
+        """From a params dict; unknown keys raise ``ValueError`` naming them."""
+        block = dict(block or {})
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(block) - names)
+        if unknown:
+            raise ValueError(f"params: dias: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        return cls(**block)
+
+
+@dataclass
+class TransitionData:
+    """All transitions of one instance: ``A``, ``A_next`` float (N, R, O, O) in {0, 1}; ``action``
+    long (N,) into ``vocab.actions``; ``known`` long (N, M), object per slot or -1.
+
+    Raises:
+        ValueError: inconsistent shapes or dtypes (named).
+    """
+
+    A: torch.Tensor
+    A_next: torch.Tensor
+    action: torch.Tensor
+    known: torch.Tensor
+
+    def __post_init__(self) -> None:
+        N = self.action.shape[0] if self.action.dim() == 1 else -1
+        if self.A.dim() != 4 or self.A.shape[2] != self.A.shape[3]:
+            raise ValueError(f"A must be (N, R, O, O), got {tuple(self.A.shape)}")
+        if self.A_next.shape != self.A.shape:
+            raise ValueError(f"A_next {tuple(self.A_next.shape)} != A {tuple(self.A.shape)}")
+        if N != self.A.shape[0] or self.known.dim() != 2 or self.known.shape[0] != N:
+            raise ValueError(f"action (N,) and known (N, M) must match A's N={self.A.shape[0]}; "
+                             f"got {tuple(self.action.shape)}, {tuple(self.known.shape)}")
+        if self.action.dtype != torch.long or self.known.dtype != torch.long:
+            raise ValueError("action and known must be long tensors")
+        self._groups: list[torch.Tensor] | None = None
+
+    def __len__(self) -> int:
+        return int(self.action.shape[0])
+
+    def subset(self, idx: torch.Tensor) -> "TransitionData":
+        """The transitions at ``idx`` (long)."""
+        return TransitionData(self.A[idx], self.A_next[idx], self.action[idx], self.known[idx])
+
+    def to(self, device: str | torch.device) -> "TransitionData":
+        return TransitionData(self.A.to(device), self.A_next.to(device), self.action.to(device), self.known.to(device))
+
+    def balanced_batch(self, size: int, generator: torch.Generator) -> "TransitionData":
+        """A stratified action-balanced batch of ``size`` transitions (Appendix A.2.2).
+
+        Each action name present gets ``size // k`` transitions (k = names present), the remainder
+        one more each for names drawn at random; within a name, drawn without replacement when it
+        has enough transitions, with replacement otherwise. ``generator``: a CPU generator.
+        """
+        if self._groups is None:
+            act = self.action.cpu()
+            self._groups = [(act == a).nonzero()[:, 0] for a in torch.unique(act).tolist()]
+        k = len(self._groups)
+        counts = [size // k] * k
+        for g in torch.randperm(k, generator=generator)[: size % k].tolist():
+            counts[g] += 1
+        picks = []
+        for grp, n in zip(self._groups, counts):
+            if n <= len(grp):
+                picks.append(grp[torch.randperm(len(grp), generator=generator)[:n]])
+            else:
+                picks.append(grp[torch.randint(len(grp), (n,), generator=generator)])
+        return self.subset(torch.cat(picks).to(self.action.device))
+
+
+def tau_schedule(step: int, tau_steps: int = 500, floor: float = 0.0) -> float:
+    """Eq. 8's ``tau``: ``0.1 ** (step / tau_steps)`` (1 at step 0, 0.1 at ``tau_steps``), at least ``floor``."""
+    return max(0.1 ** (step / tau_steps), floor)
+
+
+def pcgrad(g_main: torch.Tensor, g_aux: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Eq. 19-20 on flat gradient vectors.
+
+    If ``g_aux . g_main < 0``, ``g_aux`` is projected onto the plane normal to ``g_main``; the result
+    is scaled by ``min(||g_main|| / ||g~_aux||, 1)`` and added with weight ``alpha``:
+    ``g = g_main + alpha * min(||g_main|| / ||g~_aux||, 1) * g~_aux`` (a zero ``g~_aux`` adds nothing).
+    """
+    dot = torch.dot(g_aux, g_main)
+    if dot < 0:
+        g_aux = g_aux - dot / torch.dot(g_main, g_main) * g_main
+    n_main, n_aux = g_main.norm(), g_aux.norm()
+    if n_aux == 0:
+        return g_main.clone()
+    return g_main + alpha * torch.clamp(n_main / n_aux, max=1.0) * g_aux
+
+
+def _flat(grads: Sequence[torch.Tensor | None], params: Sequence[torch.Tensor]) -> torch.Tensor:
+    return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params)])
+
+
+def _as_list(source) -> list[TransitionData]:
+    if source is None:
+        return []
+    return [source] if isinstance(source, TransitionData) else list(source)
+
+
+@torch.no_grad()
+def validation_loss(model: DiasModel, data: Sequence[TransitionData], tau: float, batch: int, seed: int,
+                    device: str = "cpu") -> float:
+    """Mean ``L_adj / N`` (``L_main``) over every validation transition, in chunks of ``batch``; node
+    noise from a generator seeded with ``seed`` (the same noise at every evaluation)."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    total, count = 0.0, 0
+    for d in data:
+        for start in range(0, len(d), batch):
+            c = d.subset(torch.arange(start, min(start + batch, len(d)))).to(device)
+            out = model(c.A, c.A_next, c.action, c.known, tau, generator=gen)
+            total += float((out.l_adj / out.n).sum())
+            count += len(c)
+    return total / max(count, 1)
+
+
+def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_source=None, seed: int = 0,
+          progress: bool = True) -> tuple[DiasModel, dict]:
+    """Train DIAS on the transitions of one instance (or several, one drawn per step).
+
+    Args:
+        config: hyperparameters; vocab: the signature.
+        train_batches_source: :class:`TransitionData` or a sequence of them (``known`` width: the
+            model's ``M``: ``slots``, or the largest true arity with ``strips`` observations).
+        validation_source: the same kind, or None (no validation history).
+        seed: seeds torch's global RNG (parameter init) and two generators (batches, node noise);
+            the same seed gives the same parameters and facts except ``seconds``.
+        progress: a tqdm bar.
+
+    Returns:
+        ``(model, facts)``; facts: ``steps_run``, ``diverged`` (a non-finite loss or gradient stops
+        training before that step's update, without raising), ``diverged_at``, ``seconds``,
+        ``train_loss`` (step, L_main, L_aux) and ``validation`` (step, L_main on validation, tau) every
+        ``eval_every`` steps and at the end, ``final_validation``, ``parameters``, ``tau_final``,
+        ``config``. The final model is returned (not the best by validation).
+
+    Raises:
+        ValueError: no training transitions, or a model/data shape mismatch.
+    """
+    from tqdm import tqdm
+
+    data = [d.to(config.device) for d in _as_list(train_batches_source)]
+    val = _as_list(validation_source)
+    if not data or not any(len(d) for d in data):
+        raise ValueError("train: no training transitions")
+    torch.manual_seed(seed)
+    batch_gen = torch.Generator().manual_seed(seed)
+    noise_gen = torch.Generator(device=config.device).manual_seed(seed + 1)
+    model = DiasModel(vocab, d=config.d, slots=config.slots, layers=config.layers, observation=config.observation,
+                      effects=config.effects, mlp_hidden=config.mlp_hidden, sinkhorn_iters=config.sinkhorn_iters,
+                      sinkhorn_tol=config.sinkhorn_tol).to(config.device)
+    for d in data:
+        model.mark_known(d.action, d.known)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    facts: dict = {"steps": config.steps, "steps_run": 0, "diverged": False, "diverged_at": None,
+                   "train_loss": [], "validation": [], "final_validation": None,
+                   "parameters": int(sum(p.numel() for p in params)), "config": asdict(config), "seed": seed}
+    start = time.perf_counter()
+    tau = tau_schedule(0, config.tau_steps, config.tau_floor)
+    bar = tqdm(range(config.steps), disable=not progress, desc="dias", leave=False)
+    for step in bar:
+        tau = tau_schedule(step, config.tau_steps, config.tau_floor)
+        inst = data[int(torch.randint(len(data), (1,), generator=batch_gen))] if len(data) > 1 else data[0]
+        b = inst.balanced_batch(config.batch, batch_gen)
+        out = model(b.A, b.A_next, b.action, b.known, tau, generator=noise_gen)
+        main, aux = float(out.main.detach()), float(out.aux.detach())
+        g_total = None
+        if math.isfinite(main) and math.isfinite(aux):
+            g_main = _flat(torch.autograd.grad(out.main, params, retain_graph=True, allow_unused=True), params)
+            g_aux = _flat(torch.autograd.grad(out.aux, params, allow_unused=True), params)
+            g_total = pcgrad(g_main, g_aux, config.alpha)
+        if g_total is None or not bool(torch.isfinite(g_total).all()):
+            facts["diverged"], facts["diverged_at"] = True, step
+            break
+        offset = 0
+        for p in params:
+            p.grad = g_total[offset: offset + p.numel()].view_as(p).clone()
+            offset += p.numel()
+        opt.step()
+        facts["steps_run"] = step + 1
+        if (step + 1) % config.eval_every == 0 or step + 1 == config.steps:
+            facts["train_loss"].append((step + 1, main, aux))
+            if val:
+                v = validation_loss(model, val, tau, config.batch, seed + 2, config.device)
+                facts["validation"].append((step + 1, v, tau))
+                facts["final_validation"] = v
+            bar.set_postfix(main=f"{main:.4g}", aux=f"{aux:.4g}")
+    facts["tau_final"] = tau
+    facts["seconds"] = time.perf_counter() - start
+    model.eval()
+    return model, facts
+
+
+__all__ = ["DiasConfig", "TransitionData", "pcgrad", "tau_schedule", "train", "validation_loss"]
