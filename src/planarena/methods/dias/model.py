@@ -114,26 +114,31 @@ def sinkhorn_slack(C: torch.Tensor, iters: int = 100, tol: float = 1e-5,
         raise ValueError(f"sinkhorn_slack: iters must be >= 1, got {iters}")
     C = C.float()
     *lead, M, O = C.shape
+    if mask is not None and not bool(mask.any()):
+        mask = None
     if mask is None:
-        logits, live = C, torch.ones(*lead, M, dtype=torch.bool, device=C.device)
-        row_src = C
+        logits, live, row_src = C, None, C
     else:
         mask = torch.broadcast_to(mask.to(torch.bool), C.shape)
         logits = C.masked_fill(mask, float("-inf"))
         live = ~mask.all(-1)                                        # (..., M)
         row_src = torch.where(live[..., None], logits, torch.zeros_like(logits))  # no all -inf row in a logsumexp
-    neg_inf = torch.full_like(live, float("-inf"), dtype=C.dtype)
     slack = torch.zeros(*lead, 1, O, dtype=C.dtype, device=C.device)
     u = torch.zeros(*lead, M, dtype=C.dtype, device=C.device)
     v = torch.zeros(*lead, O, dtype=C.dtype, device=C.device)
     for _ in range(iters):
-        u_new = torch.where(live, -torch.logsumexp(row_src + v[..., None, :], dim=-1), neg_inf)   # eq. 15
+        u_new = -torch.logsumexp(row_src + v[..., None, :], dim=-1)                   # eq. 15
+        if live is not None:                                                          # dead rows: scale 0
+            u_new = u_new.masked_fill(~live, float("-inf"))
         # eq. 16-17: the slack row (logit 0, dual pinned at 0) joins every column's logsumexp
         v_new = -torch.logsumexp(torch.cat([logits + u_new[..., :, None], slack], dim=-2), dim=-2)
-        du = torch.where(live, (u_new - u).abs(), torch.zeros_like(u)).amax() if M else u.new_zeros(())
-        dv = (v_new - v).abs().amax() if O else v.new_zeros(())
+        du_all = (u_new.detach() - u.detach()).abs()
+        if live is not None:
+            du_all = du_all.masked_fill(~live, 0.0)
+        du = du_all.amax() if M else u.new_zeros(())
+        dv = (v_new.detach() - v.detach()).abs().amax() if O else v.new_zeros(())
         u, v = u_new, v_new
-        if float(torch.maximum(du, dv).detach()) < tol:
+        if float(torch.maximum(du, dv)) < tol:
             break
     return torch.exp(u[..., :, None] + logits + v[..., None, :])     # eq. 18
 
