@@ -154,13 +154,15 @@ def normal_form(domain, source: str = "domain") -> StripsDomain:
     schemas = []
     for a in domain.get_actions():
         where = f"{source}: action {a.get_name()}"
-        effects = a.get_conditional_effect()
-        if len(effects) != 1 or effects[0].get_condition().get_literals() or effects[0].get_condition().get_parameters():
+        effects = a.get_conditional_effect()   # none for a schema without effects
+        if len(effects) > 1 or any(e.get_condition().get_literals() or e.get_condition().get_parameters()
+                                   for e in effects):
             raise ValueError(f"{where}: conditional or quantified effects are outside STRIPS")
-        if effects[0].get_effect().get_functions():
+        if any(e.get_effect().get_functions() for e in effects):
             raise ValueError(f"{where}: numeric effects are outside STRIPS")
         pre = [lit for lit in (_literal(x, where) for x in a.get_precondition().get_literals()) if lit]
-        eff = [lit for lit in (_literal(x, where) for x in effects[0].get_effect().get_literals()) if lit]
+        eff = [lit for lit in (_literal(x, where) for x in (effects[0].get_effect().get_literals() if effects else ()))
+               if lit]
         schemas.append(Schema(
             name=a.get_name(),
             parameters=tuple(_var(_name(v)) for v in a.get_parameters()),
@@ -250,10 +252,10 @@ def without_negative_preconditions(domain_file: str | Path, problem_file: str | 
             else:
                 negated.add(name)
                 pre.append(f"(not-{name} {args})")
-        effects = a.get_conditional_effect()
-        if len(effects) != 1 or effects[0].get_condition().get_literals():
+        effects = a.get_conditional_effect()   # none for a schema without effects
+        if len(effects) > 1 or any(e.get_condition().get_literals() for e in effects):
             raise ValueError(f"{domain_file}: action {a.get_name()}: conditional effects are outside STRIPS")
-        for lit in effects[0].get_effect().get_literals():
+        for lit in (effects[0].get_effect().get_literals() if effects else ()):
             atom = lit.get_atom()
             name = atom.get_predicate().get_name()
             args = " ".join(t.get_name() for t in atom.get_terms())

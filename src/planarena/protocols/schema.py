@@ -113,7 +113,10 @@ def _changes(state, atoms: frozenset[str]) -> set[frozenset[str]]:
         objects = [o.get_name() for o in ga.get_objects()]
         if ga.get_action().get_name() == _DUMMY or len(set(objects)) < len(objects):
             continue  # the injective-binding assumption (Section 3): one object per argument
-        eff = ga.get_conditional_effect()[0].get_effect()
+        effects = ga.get_conditional_effect()
+        if not effects:   # a schema without effects changes nothing
+            continue
+        eff = effects[0].get_effect()
         add = {str(a) for a in eff.get_add_list()}
         change = frozenset({f"+{a}" for a in add if a not in atoms}
                            | {f"-{d}" for d in (str(x) for x in eff.get_delete_list()) if d in atoms and d not in add})
@@ -288,12 +291,15 @@ def run(ctx: "EvalContext") -> int:
                 elif learned.outcome != "solved":
                     res = Attempt("error", failure_reason=learned.failure_reason or "no learned domain")
                 else:
-                    with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
-                        d, p = without_negative_preconditions(learned.path, data.problems.problem_file(entry), tmp)
-                        r = plan_cached("lama_first", d, p, plan_limit, int(fd["memory_limit_mb"]), cache)
-                    res = Attempt(r.outcome, plan=r.plan if r.outcome == "solved" else None,
-                                  failure_reason=r.failure_reason, wall_time=r.wall_time,
-                                  extra={"planner": "lama_first on the learned domain", "cached": r.cached})
+                    try:
+                        with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
+                            d, p = without_negative_preconditions(learned.path, data.problems.problem_file(entry), tmp)
+                            r = plan_cached("lama_first", d, p, plan_limit, int(fd["memory_limit_mb"]), cache)
+                        res = Attempt(r.outcome, plan=r.plan if r.outcome == "solved" else None,
+                                      failure_reason=r.failure_reason, wall_time=r.wall_time,
+                                      extra={"planner": "lama_first on the learned domain", "cached": r.cached})
+                    except Exception as exc:  # a learned file the planning path cannot read: an outcome
+                        res = Attempt("error", failure_reason=f"{type(exc).__name__}: {exc}")
                 ctx.writer.write(coverage.record(plan_ctx, entry, seed, res, time.perf_counter() - t0).to_dict())
                 n += 1
     return n
