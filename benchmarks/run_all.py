@@ -7,6 +7,6 @@ import subprocess
 import sys
 
 for script in ("benchmarks/bench_pipeline.py", "benchmarks/bench_embed_wl.py", "benchmarks/bench_embed_text.py",
-               "benchmarks/bench_transition_models.py", "benchmarks/bench_embedplan.py"):
+               "benchmarks/bench_transition_models.py", "benchmarks/bench_embedplan.py", "benchmarks/bench_dias.py"):
     print(f"== {script}", flush=True)
     subprocess.run([sys.executable, script], check=False)

@@ -43,7 +43,7 @@ def _ran(output: str) -> set[str]:
 E2E_METHODS = ("fd_astar_lmcut", "fd_lama", "random_walk", "random_walk_novisit", "wl_xgb_delta", "fsf_lstm_delta",
                "wl_identity", "embedplan_mlp", "embedplan_hyper", "embedplan_untrained", "embedplan_identity",
                "satr_encoder_cl", "satr_encdec_cl_applicable", "plangpt_nocl_regrounding", "aiw_ad", "flat_aa",
-               "wl_goose")
+               "wl_goose", "schema_true_domain", "schema_no_preconditions", "dias_strips", "dias_names")
 
 
 def _trim_methods(params_text: str) -> str:

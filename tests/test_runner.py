@@ -145,8 +145,13 @@ def test_protocols_follow_declared_tasks(tmp_path):
     class Schema(Method):
         tasks = frozenset({"learn_schema"})
 
-    with pytest.raises(ValueError, match="no protocol for task 'learn_schema'"):
-        protocols_of(Schema("s", {}, {}, Layout(root=tmp_path)))
+    assert [n for n, _ in protocols_of(Schema("s", {}, {}, Layout(root=tmp_path)))] == ["schema"]
+
+    class Unknown(Method):
+        tasks = frozenset({"plan", "write_poems"})
+
+    with pytest.raises(ValueError, match="no protocol for task 'write_poems'"):
+        protocols_of(Unknown("u", {}, {}, Layout(root=tmp_path)))
     assert set(PROTOCOLS["rank_successors"]) == {"successor_set", "pool"}
 
 

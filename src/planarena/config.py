@@ -110,6 +110,24 @@ def get(params: dict, dotted: str, default: Any = ...) -> Any:
     return node
 
 
+def dataclass_from_params(cls, block: dict | None, where: str):
+    """An instance of the dataclass ``cls`` from the params dict ``block`` (missing keys: the
+    dataclass defaults).
+
+    Raises:
+        ConfigError: a key that is not a field of ``cls``; the message names ``where`` (the params
+            section, e.g. ``dias.train``), the unknown keys and the known ones.
+    """
+    from dataclasses import fields
+
+    block = dict(block or {})
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(block) - names)
+    if unknown:
+        raise ConfigError(f"params: {where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+    return cls(**block)
+
+
 def n_jobs(params: dict) -> int:
     """Worker count from ``jobs`` (0 or missing: all cores)."""
     jobs = int(params.get("jobs", 0) or 0)

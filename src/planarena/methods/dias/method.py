@@ -156,9 +156,8 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
     start = time.perf_counter()
     s = method.settings(domain)
     data = load_domain(root, domain)
-    known_keys = set(DiasConfig.__dataclass_fields__) - {"observation", "device", "effects"}
-    cfg = DiasConfig(**{k: v for k, v in s.items() if k in known_keys}, observation=method.observation,
-                     effects=method.effects, device=torch_device(s.get("device", "cpu"), "dias.device"))
+    cfg = DiasConfig.from_params({**s, "observation": method.observation, "effects": method.effects,
+                                  "device": torch_device(s.get("device", "cpu"), "dias.device")})
     vocab = Vocab(predicates=data.predicates,
                   actions=tuple((a, n if method.observation == "strips" else None) for a, n in data.actions))
     slots = cfg.slots

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import torch
@@ -68,13 +68,10 @@ class DiasConfig:
 
     @classmethod
     def from_params(cls, block: dict | None) -> "DiasConfig":
-        """From a params dict; unknown keys raise ``ValueError`` naming them."""
-        block = dict(block or {})
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(block) - names)
-        if unknown:
-            raise ValueError(f"params: dias: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-        return cls(**block)
+        """From a params dict; unknown keys raise :class:`planarena.config.ConfigError` naming them."""
+        from planarena.config import dataclass_from_params
+
+        return dataclass_from_params(cls, block, "dias")
 
 
 @dataclass

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import torch
 
@@ -63,13 +63,10 @@ class TrainConfig:
 
     @classmethod
     def from_params(cls, block: dict | None) -> "TrainConfig":
-        """From a params dict; unknown keys raise ``ValueError`` naming them."""
-        block = dict(block or {})
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(block) - names)
-        if unknown:
-            raise ValueError(f"params: rgnn_policies.train: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
-        return cls(**block)
+        """From a params dict; unknown keys raise :class:`planarena.config.ConfigError` naming them."""
+        from planarena.config import dataclass_from_params
+
+        return dataclass_from_params(cls, block, "rgnn_policies.train")
 
 
 @dataclass
