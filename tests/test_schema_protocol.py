@@ -175,3 +175,12 @@ def test_an_unsound_learned_domain_plans_are_rejected(data, tmp_path):
     assert not schema_row["extra"]["sound"] and schema_row["extra"]["complete"]
     assert all(r["outcome"] == "solved" and r["plan"] and not r["validated"] for r in plans)
     assert all(r["validated_by"] and r["validator_reason"].startswith("step ") for r in plans)
+
+
+def test_an_unreadable_learned_domain_is_an_outcome(data, tmp_path):
+    """A learned file the parser rejects gives `error` records (schema and plans), never a crash."""
+    bad = tmp_path / "bad.pddl"
+    bad.write_text("(define (domain blocksworld-3ops) (:predicates (on ?a ?b)) (:action broken")
+    schema_row, *plans = _run_protocol(data, tmp_path, bad, "bad_domain")
+    assert schema_row["outcome"] == "error" and "bad.pddl" in schema_row["failure_reason"]
+    assert all(r["outcome"] == "error" for r in plans)

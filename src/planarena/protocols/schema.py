@@ -258,15 +258,26 @@ def run(ctx: "EvalContext") -> int:
                 learned = dataclasses.replace(learned, outcome="timeout", failure_reason=kept[(domain, seed)]["failure_reason"])
             if key not in ctx.done:
                 extra = {"task": TASK, **learned.extra}
-                outcome = learned.outcome
-                if learned.outcome == "solved" and (too_many := _too_permissive(learned.path, entries, max_groundings)):
+                outcome, c, too_many = learned.outcome, None, None
+                if learned.outcome == "solved":
+                    try:
+                        too_many = _too_permissive(learned.path, entries, max_groundings)
+                    except Exception as exc:  # a learned file pymimir cannot read: an outcome, not a crash
+                        learned = dataclasses.replace(learned, outcome="error", failure_reason=f"{type(exc).__name__}: {exc}")
+                        outcome = "error"
+                if too_many:
                     outcome = "timeout"
                     learned = dataclasses.replace(learned, outcome="timeout", failure_reason=too_many)
                     extra.update(precision=None, recall=None, sound=False, complete=False, test_states=0)
                 elif learned.outcome == "solved":
                     states = states if states is not None else [
                         s for s in data.test_states(domain, per_problem) if s[0] in tests]
-                    c = successor_counts(true_domain, learned.path, tests, states, eval_limit)
+                    try:
+                        c = successor_counts(true_domain, learned.path, tests, states, eval_limit)
+                    except Exception as exc:  # a learned file pymimir cannot read: an outcome, not a crash
+                        learned = dataclasses.replace(learned, outcome="error", failure_reason=f"{type(exc).__name__}: {exc}")
+                        outcome = "error"
+                if c is not None:
                     outcome = "timeout" if c.timed_out else "solved"
                     if c.timed_out:  # a domain the comparison could not finish is not planned with either
                         learned = dataclasses.replace(learned, outcome="timeout", failure_reason=(
@@ -288,8 +299,8 @@ def run(ctx: "EvalContext") -> int:
                 t0 = time.perf_counter()
                 if learned.outcome == "timeout":   # too permissive to measure: not planned with (recorded)
                     res = Attempt("unsolved", failure_reason=learned.failure_reason)
-                elif learned.outcome != "solved":
-                    res = Attempt("error", failure_reason=learned.failure_reason or "no learned domain")
+                elif learned.outcome != "solved":  # error / diverged: the attempt says the same
+                    res = Attempt(learned.outcome, failure_reason=learned.failure_reason or "no learned domain")
                 else:
                     try:
                         with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
