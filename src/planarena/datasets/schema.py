@@ -29,7 +29,6 @@ at dead ends, and skips non-injective groundings (the paper's injective-binding 
 from __future__ import annotations
 
 import inspect
-import json
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from planarena.config import SCHEMA_SPLIT, ConfigError, Layout, get
-from planarena.core.io import atomic_write_json, derive_seed, write_jsonl
+from planarena.core.io import atomic_write_json, derive_seed, read_jsonl, write_jsonl
 from planarena.core.pddl import count_objects, parse_domain, parse_problem_of
 from planarena.core.problemset import ProblemEntry
 from planarena.core.strips import ground_atom_text, normal_form, normal_problem_text
@@ -323,7 +322,7 @@ def build_domain(params: dict, domain: str, out: Path) -> tuple[list[ProblemEntr
                                            for (s, n), a in ((k, atoms[k[1]]) for k in problems)})
     texts = atoms[train_name].texts()
     static = {texts[i] for i in atoms[train_name].static}
-    walk_states = [static | {texts[i] for i in r["s"]} for r in _read_rows(out / "transitions.train.jsonl")[:500]]
+    walk_states = [static | {texts[i] for i in r["s"]} for r in read_jsonl(out / "transitions.train.jsonl")[:500]]
     info = {
         "domain": domain, "source": f"{GEN_ROOT}.{pkg}/{fname}",
         "predicates": [list(p) for p in strips.predicates],
@@ -334,10 +333,6 @@ def build_domain(params: dict, domain: str, out: Path) -> tuple[list[ProblemEntr
     }
     atomic_write_json(out / "info.json", info)
     return entries, info
-
-
-def _read_rows(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def run_stage(params: dict, layout: Layout) -> Path:

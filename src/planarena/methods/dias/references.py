@@ -9,12 +9,11 @@ learned, so they are deterministic (one run).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from planarena.core.pddl import parse_domain
-from planarena.core.strips import normal_form
+from planarena.core.strips import StripsDomain, normal_form
 from planarena.datasets.schema import configured_domains
 from planarena.methods.base import LearnedDomain, Method, ReportTraits
 
@@ -28,13 +27,12 @@ class _Reference(Method):
     data_deps = ("schema",)
     role: ClassVar[str] = "model"
     what: ClassVar[str] = ""
+    #: the reference domain made from the true one (normal form)
+    transform: ClassVar[Callable[[StripsDomain], StripsDomain]] = staticmethod(lambda d: d)
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
         return ReportTraits(role=cls.role, variant=cls.what)
-
-    def _write(self, source: Path, target: Path) -> None:
-        raise NotImplementedError
 
     def train(self, model_dir: Path) -> dict:
         """Write ``<model_dir>/<domain>/domain.pddl`` for every configured schema domain."""
@@ -44,7 +42,8 @@ class _Reference(Method):
         domains = configured_domains(self.params, self.config, ps.domains)
         for d in domains:
             (model_dir / d).mkdir(parents=True, exist_ok=True)
-            self._write(ps.domain_file(d), model_dir / d / "domain.pddl")
+            source = ps.domain_file(d)
+            self.transform(normal_form(parse_domain(source), str(source))).write(model_dir / d / "domain.pddl")
         return {"trained": False, "reason": "reference domain, nothing learned", "domains": domains}
 
     def load(self, model_dir: Path) -> None:
@@ -63,15 +62,10 @@ class TrueDomain(_Reference):
     role = "ceiling"
     what = "true domain"
 
-    def _write(self, source: Path, target: Path) -> None:
-        shutil.copyfile(source, target)
-
 
 class NoPreconditions(_Reference):
     """The true domain with every precondition dropped: the precision floor."""
 
     role = "floor"
     what = "no preconditions"
-
-    def _write(self, source: Path, target: Path) -> None:
-        normal_form(parse_domain(source), str(source)).without_preconditions().write(target)
+    transform = staticmethod(StripsDomain.without_preconditions)
