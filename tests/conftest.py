@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 # one compute thread per process, as in the stages (planarena.runner.entry.pin_threads): the
-# executor forks workers, and results must not depend on the thread count
+# executor's local cluster forks workers, and results must not depend on the thread count
 for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
@@ -20,6 +20,35 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
 TINY = FIXTURES / "tiny"
 SHARED_BENCHMARKS = ROOT.parent / "shared" / "benchmarks"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_executor():
+    """Every test gets the default executor and a cluster forked after its own setup (a test's
+    monkeypatches must reach the workers); the cluster is closed after the test."""
+    from planarena.runner import executor
+
+    executor.configure(None)
+    yield
+    executor.shutdown()
+    executor.configure(None)
+
+
+@pytest.fixture
+def monkeypatch(monkeypatch):
+    """pytest's ``monkeypatch``, but a patch also reaches the executor's workers: the local
+    cluster of the test (forked from this process) is closed at every ``setattr``, so the next
+    stage call forks workers that see the patch."""
+    from planarena.runner import executor
+
+    setattr_ = monkeypatch.setattr
+
+    def patched_setattr(*args, **kwargs):
+        executor.shutdown()
+        return setattr_(*args, **kwargs)
+
+    monkeypatch.setattr = patched_setattr
+    return monkeypatch
 
 
 def needs_shared(sub: str) -> Path:

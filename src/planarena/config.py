@@ -128,15 +128,11 @@ def dataclass_from_params(cls, block: dict | None, where: str):
     return cls(**block)
 
 
-def n_jobs(params: dict) -> int:
-    """Worker count from ``jobs`` (0 or missing: all cores)."""
-    jobs = int(params.get("jobs", 0) or 0)
-    return jobs if jobs > 0 else (os.cpu_count() or 1)
-
-
 def torch_device(value: str, param: str) -> str:
     """The torch device named by a ``device`` param: ``cpu``, ``cuda`` / ``cuda:N``, or ``auto`` (the
-    GPU when torch sees one, else the CPU). Imports torch only for ``cuda`` and ``auto``.
+    GPU when torch sees one, else the CPU). Imports torch only for ``cuda`` and ``auto``. In the
+    stage process of a cluster run (``executor.address`` / ``executor.slurm``) ``cuda`` is accepted
+    without a local GPU: the units that use it run on workers that have one.
 
     Raises:
         ConfigError: an unknown value, or ``cuda`` without a CUDA device (names ``param``).
@@ -151,6 +147,10 @@ def torch_device(value: str, param: str) -> str:
     if dev == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if not torch.cuda.is_available():
+        from planarena.runner.executor import remote
+
+        if remote():  # the stage process of a cluster run: the GPUs are on the workers
+            return dev
         raise ConfigError(f"params: `{param}` = {value!r} but no CUDA device is available")
     return dev
 

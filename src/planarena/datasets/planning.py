@@ -1,4 +1,4 @@
-"""Fast Downward as a subprocess, with time and memory limits, a result cache and parallel runs.
+"""Fast Downward as a subprocess, with time and memory limits and a result cache.
 
 Fast Downward (Helmert 2006) comes from the ``up-fast-downward`` wheel; we call its driver script
 directly (``fast-downward.py``) so that limits, exit codes and statistics are ours to record.
@@ -23,13 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Callable, Iterable
-
-from tqdm import tqdm
 
 from planarena.core.io import atomic_write_text
 
@@ -257,15 +253,3 @@ def plan_with_fallback(
         if res.outcome == "solved":
             break
     return attempts
-
-
-def run_parallel(fn: Callable, items: Iterable, jobs: int, desc: str) -> list:
-    """Apply ``fn`` to every item with ``jobs`` threads (the work is in subprocesses), with a progress
-    bar; results are returned in input order."""
-    items = list(items)
-    results: list = [None] * len(items)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
-        for fut in tqdm(as_completed(futures), total=len(futures), desc=desc):
-            results[futures[fut]] = fut.result()
-    return results

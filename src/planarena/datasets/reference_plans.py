@@ -15,10 +15,11 @@ rejected plans) are excluded from training data and listed in the report.
 from __future__ import annotations
 
 import shutil
+from functools import partial
 
 from tqdm import tqdm
 
-from planarena.config import Layout, get, n_jobs
+from planarena.config import Layout, get
 from planarena.core.io import read_jsonl, write_jsonl
 from planarena.core.pddl import (
     PDDLError,
@@ -31,7 +32,8 @@ from planarena.core.pddl import (
 from planarena.core.problemset import ProblemEntry, ProblemSet
 from planarena.core.trajectories import Trajectory, trajectory_file
 from planarena.core.validation import VALIDATOR_NAME, validate_plan
-from planarena.datasets.planning import PlannerCache, plan_with_fallback, run_parallel
+from planarena.datasets.planning import PlannerCache, plan_with_fallback
+from planarena.runner.executor import run_units
 
 
 def plan_problem(ps: ProblemSet, entry: ProblemEntry, planners: dict, cache: PlannerCache | None) -> dict:
@@ -63,7 +65,7 @@ def plan_problem(ps: ProblemSet, entry: ProblemEntry, planners: dict, cache: Pla
 
 
 def run_plan_stage(params: dict, layout: Layout) -> list[dict]:
-    """Plan every problem in ``data/problems`` (parallel over ``jobs``), validate, write ``data/plans``."""
+    """Plan every problem in ``data/problems`` (one executor unit per problem), validate, write ``data/plans``."""
     ps = ProblemSet(layout.problems)
     planners = get(params, "planners")
     cache = PlannerCache(layout.cache / "fd")
@@ -75,9 +77,9 @@ def run_plan_stage(params: dict, layout: Layout) -> list[dict]:
     # large test split only needs evaluation, not reference trajectories
     only = planners.get("splits")
     entries = [e for e in ps.entries if not only or e.split in only]
-    records = run_parallel(
-        lambda e: plan_problem(ps, e, planners, cache), entries, n_jobs(params), desc="plan (Fast Downward)"
-    )
+    # one unit per problem on the executor's workers (each runs Fast Downward as a subprocess)
+    records = list(run_units(partial(plan_problem, ps, planners=planners, cache=cache), entries,
+                             desc="plan (Fast Downward)"))
     for entry, rec in tqdm(list(zip(entries, records)), desc="validate plans", leave=False):
         rec["validated"], rec["validated_by"], rec["validator_reason"] = False, None, None
         if rec["plan"] is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 from planarena.config import Layout
 from planarena.core.problemset import ProblemEntry
@@ -103,9 +103,12 @@ class Method:
         family: the paper (file stem in ``../shared/papers``) or ``classical``.
         tasks: subset of :data:`TASKS`.
         stochastic: if False the method runs once (first evaluation seed) instead of once per seed.
-        parallel: if True (the default) the coverage protocol runs :meth:`solve` for different
-            (problem, seed) units in ``jobs`` forked processes (:mod:`planarena.runner.executor`);
-            set False for a method that cannot run in a forked process.
+        parallel: if True (the default) the coverage protocol sends :meth:`solve` for different
+            (problem, seed) units to the executor's workers (:mod:`planarena.runner.executor`);
+            set False for a method whose units must run in the stage process.
+        device_param: the dotted params key of the method's torch device (``cpu``, ``cuda[:N]``,
+            ``auto``), or None for a method without torch; a ``cuda`` unit goes only to workers
+            with a GPU (:meth:`unit_device`).
         lockstep: if True the coverage protocol hands :meth:`solve_batch` every problem of one
             (domain, split) for one seed at once (one unit of the executor) instead of calling
             :meth:`solve` per problem.
@@ -118,6 +121,7 @@ class Method:
     stochastic: ClassVar[bool] = True
     parallel: ClassVar[bool] = True
     lockstep: ClassVar[bool] = False
+    device_param: ClassVar[str | None] = None
     uses_params: ClassVar[tuple[str, ...]] = ()
     #: folders under ``data/`` the method reads (``problems``, ``trajectories``, ``embeddings/wl``,
     #: ``acp``, ``embeddings/acp``, ...). The ``resolve_methods`` stage hashes them into the
@@ -145,6 +149,35 @@ class Method:
         #: worker processes for independent units (``jobs`` param; 0 = all cores); results must
         #: not depend on it (:mod:`planarena.runner.executor`)
         self.jobs = int(params.get("jobs", 0) or 0)
+
+    #: attributes of an instance that are per-process caches (e.g. pymimir or wlplan objects, which
+    #: do not pickle): left out when the executor sends the method to its workers, where they are
+    #: rebuilt on first use
+    transient: ClassVar[tuple[str, ...]] = ()
+
+    def __getstate__(self) -> dict:
+        """The method as a worker receives it: without :meth:`memo`'s cache and :attr:`transient`."""
+        state = dict(self.__dict__)
+        for name in ("_memo", *self.transient):
+            state.pop(name, None)
+        return state
+
+    def memo(self, key, build: Callable[[], Any]) -> Any:
+        """``build()``, once per ``key`` and process: data a unit needs that costs time to build and
+        is shared by units on the same worker (a worker gets the method once and runs many units).
+        Not sent to workers (:meth:`__getstate__`)."""
+        store = self.__dict__.setdefault("_memo", {})
+        if key not in store:
+            store[key] = build()
+        return store[key]
+
+    def unit_device(self) -> str:
+        """The raw value of :attr:`device_param` (``cpu`` when unset): what the executor needs to
+        place this method's units (:func:`planarena.runner.executor.unit_resources`). Resolved to
+        a torch device on the worker, where the GPU is."""
+        from planarena.config import get
+
+        return str(get(self.params, self.device_param, "cpu") or "cpu") if self.device_param else "cpu"
 
     @property
     def ps(self):

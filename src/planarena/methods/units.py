@@ -17,11 +17,14 @@ from planarena.methods.base import Attempt
 
 
 def train_units(fit: Callable[[tuple[str, int]], dict], domains: Iterable[str], seeds: Iterable[int], jobs: int,
-                desc: str) -> tuple[dict, dict]:
-    """Run ``fit((domain, seed))`` for every pair over ``jobs`` processes
-    (:func:`planarena.runner.executor.run_units`).
+                desc: str, device: str = "cpu") -> tuple[dict, dict]:
+    """Run ``fit((domain, seed))`` for every pair on the executor's workers
+    (:func:`planarena.runner.executor.run_units`; ``device``: the units' torch device param, so a
+    ``cuda`` unit goes to a worker with a GPU).
 
-    ``fit`` returns the unit's facts (JSON-able), optionally with ``train_time_s``.
+    ``fit`` returns the unit's facts (JSON-able), optionally with ``train_time_s``. A unit whose
+    worker kept dying gets the facts ``{"status": "error", "reason": ...}`` (no checkpoint:
+    :func:`unit_failure` turns it into ``error`` attempts).
 
     Returns:
         ``(facts, times)``: ``facts = {"domains": {domain: {"seed<seed>": facts}}}`` and
@@ -34,10 +37,16 @@ def train_units(fit: Callable[[tuple[str, int]], dict], domains: Iterable[str], 
     units = [(d, s) for d in domains for s in seeds]
     facts: dict = {"domains": {d: {} for d in domains}}
     times: dict[str, float | None] = {}
-    for (domain, seed), info in zip(units, run_units(fit, units, jobs=jobs, desc=desc)):
+    for (domain, seed), info in zip(units, run_units(fit, units, jobs=jobs, desc=desc, device=device,
+                                                        on_failure=lost_unit)):
         times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
         facts["domains"][domain][f"seed{seed}"] = info
     return facts, times
+
+
+def lost_unit(unit, reason: str) -> dict:
+    """The facts of a training unit whose worker kept dying (the executor's ``on_failure``)."""
+    return {"status": "error", "reason": f"training unit {unit!r} lost: {reason}"}
 
 
 def save_unit(out: Path, state: dict | None, info: dict) -> None:
@@ -72,4 +81,4 @@ def unit_failure(info: dict | None, domain: str, seed: int, progress: str = "ste
     return Attempt("error", failure_reason=info.get("reason") or f"training {info.get('status')} without a checkpoint")
 
 
-__all__ = ["save_unit", "train_units", "unit_failure"]
+__all__ = ["lost_unit", "save_unit", "train_units", "unit_failure"]

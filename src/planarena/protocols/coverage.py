@@ -6,7 +6,8 @@ method's own simulator never decides coverage. A method that raises is recorded 
 ``error`` with the exception text, never a crashed stage.
 
 The attempts are independent units: they run through :func:`planarena.runner.executor.run_units`
-(``jobs`` processes) and come back in order, so the records file is the same for any ``jobs``. A
+(the executor's workers) and come back in order, so the records file is the same for any executor
+and any ``jobs``; an attempt whose worker keeps dying is an ``error`` record with the reason. A
 method with ``lockstep = True`` gets units of problems of one (domain, split, seed), at most
 ``evaluation.lockstep_batch`` each (:func:`lockstep_units`), each unit one
 :meth:`~planarena.methods.base.Method.solve_batch` call (e.g. lockstep beam decoding).
@@ -73,16 +74,21 @@ def run(ctx: "EvalContext") -> int:
         share = (time.perf_counter() - start) / len(items)
         return [record(ctx, e, s, res, share).to_dict() for (e, s), res in zip(items, results)]
 
-    jobs = ctx.jobs if method.parallel else 1
+    def lost(item: tuple[ProblemEntry, int], reason: str) -> dict:
+        """The record of an attempt whose worker kept dying (executor retries exhausted)."""
+        return record(ctx, item[0], item[1], Attempt("error", failure_reason=reason), 0.0).to_dict()
+
+    where = dict(jobs=ctx.jobs, parallel=method.parallel, device=method.unit_device())
     n = 0
     if method.lockstep:
         units = lockstep_units(todo, int(ctx.settings.get("lockstep_batch") or 0))
-        for recs in run_units(attempt_batch, units, jobs=jobs, desc=f"evaluate {method.name} (lockstep)"):
+        for recs in run_units(attempt_batch, units, desc=f"evaluate {method.name} (lockstep)",
+                              on_failure=lambda items, reason: [lost(item, reason) for item in items], **where):
             for rec in recs:
                 ctx.writer.write(rec)
                 n += 1
         return n
-    for rec in run_units(attempt, todo, jobs=jobs, desc=f"evaluate {method.name}"):
+    for rec in run_units(attempt, todo, desc=f"evaluate {method.name}", on_failure=lost, **where):
         ctx.writer.write(rec)
         n += 1
     return n

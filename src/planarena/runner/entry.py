@@ -113,7 +113,8 @@ def report_input_error(exc: BaseException) -> None:
 
 
 def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str | None = None) -> None:
-    """Load params, take the workspace lock, run ``fn(params, Layout(), *args)``.
+    """Load params, configure the executor (params ``jobs``, ``executor``), take the workspace lock,
+    run ``fn(params, Layout(), *args)``, close the executor's cluster.
 
     Expected input errors (:data:`INPUT_ERRORS`: bad params, malformed PDDL, missing suite
     directory, a held workspace lock) exit with status 1 and one line per problem naming the file or
@@ -121,14 +122,19 @@ def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str 
     """
     from planarena.config import Layout, load_params
 
+    from planarena.runner import executor
+
     label = what or " ".join([getattr(fn, "__name__", "stage"), *map(str, args)])
     try:
         params = load_params(params_file)
         layout = Layout()
+        executor.configure(executor.config_from_params(params, layout.root))
         with WorkspaceLock(layout.root, label):
             fn(params, layout, *args)
     except INPUT_ERRORS as exc:
         report_input_error(exc)
+    finally:
+        executor.shutdown()
 
 
 def run_stage_script(name: str, *args: str) -> None:

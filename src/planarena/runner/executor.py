@@ -1,26 +1,52 @@
-"""One small executor interface for the independent units of a stage (DESIGN.md "Scaling").
+"""The one executor of the independent units of a stage (DESIGN.md "Scaling"; README "Scaling").
 
 A stage hands :func:`run_units` a function and a list of units (method x domain x seed x
-protocol; problem x seed); the results come back *in the order of the units*, whatever ran where,
-so a stage writes the same bytes for any ``jobs``. The stage process alone writes files.
+protocol for training; problem x seed for evaluation; problem for planning); the results come back
+*in the order of the units*, whatever ran where, so a stage writes the same bytes for any executor
+and any number of workers. The stage process alone writes records.
 
-Backends:
+Where the units run (params ``jobs`` and ``executor``, set once per stage by :func:`configure`):
 
-- ``serial`` (``jobs: 1``): in the stage process;
-- ``processes`` (default): a local pool of forked processes, ``jobs`` of them (0 = all cores).
-  Forking shares what the stage loaded (models, encoded data) with the workers without pickling;
-  only unit indices go out and results come back. Workers inherit ``OMP_NUM_THREADS=1`` and
-  friends from :func:`planarena.runner.entry.pin_threads`, so every unit computes with one thread
-  whatever ``jobs`` is: results are identical for any ``jobs`` (a test checks it).
+- **serial**: in the stage process, when the executor is local and ``jobs`` is 1 (or there is a
+  single unit);
+- **local cluster** (the default; nothing to start): a ``dask.distributed`` ``LocalCluster`` of
+  ``jobs`` single-threaded worker processes (0 = one per core), started by the stage when it first
+  needs it and closed when the stage ends. Workers are forked from the stage process (Linux), so
+  they start in a fraction of a second with the stage's modules already imported;
+- **existing scheduler** (``executor.address: tcp://host:8786``): ``dask scheduler`` and
+  ``dask worker`` processes started by the user on any machines;
+- **Slurm** (``executor.slurm: {queue, cores, memory, walltime, jobs, ...}``): workers started as
+  Slurm jobs through ``dask-jobqueue``'s ``SLURMCluster``.
 
-A distributed engine (Dask) plugs in as one more backend behind :func:`run_units`.
+The function is serialised once per call (cloudpickle) and broadcast to every worker; each unit
+then travels alone. Workers read and write the stage's files through a filesystem they share with
+the stage process: before the first dispatch the stage checks that every worker sees its data
+root, and stops with one line naming the folder if one does not.
+
+Every unit computes with one thread (``OMP_NUM_THREADS=1`` and friends in every worker; see
+:func:`planarena.runner.entry.pin_threads`) and seeds its own random numbers, so results do not
+depend on where or next to what it ran (a test compares ``jobs: 1`` with a 2-worker cluster).
+
+Faults: a worker that dies mid-unit (killed, out of memory, node lost) loses only that unit; the
+scheduler reruns it on another worker, up to ``executor.retries`` times, after which the unit's
+result is ``on_failure(unit, reason)`` (e.g. a record with outcome ``error``). An exception raised
+by the function itself is a bug, not a fault: it stops the stage after the results before it.
+
+GPU: a unit whose torch device is ``cuda``/``cuda:N`` asks for the worker resource ``GPU=1`` and
+runs only on workers that declare it (``dask worker --resources GPU=1``; a local cluster declares
+the GPUs torch sees). ``auto`` runs anywhere and uses the worker's GPU when it has one.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import atexit
+import logging
 import os
 import sys
+import uuid
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 from tqdm import tqdm
@@ -28,8 +54,43 @@ from tqdm import tqdm
 T = TypeVar("T")
 R = TypeVar("R")
 
-#: what forked workers call: set by :func:`run_units` just before the pool forks
-_WORK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+#: keys of the ``executor`` params block and of ``executor.slurm``
+EXECUTOR_KEYS = ("address", "slurm", "retries", "connect_timeout", "memory_limit")
+SLURM_KEYS = ("queue", "account", "cores", "processes", "memory", "walltime", "jobs", "gpus",
+              "job_extra_directives", "job_script_prologue", "local_directory", "python", "interface")
+
+
+class ExecutorError(ValueError):
+    """The executor's params are wrong, or its cluster cannot run the stage's units (the message is
+    one line naming the param, address or folder). A ``ValueError``: stages print it as one line."""
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """Where units run. ``jobs``: local worker processes (0: one per core); ``address``: an
+    existing ``dask scheduler``; ``slurm``: ``SLURMCluster`` settings; ``retries``: reruns of a
+    unit whose worker died (Dask's ``allowed-failures``); ``connect_timeout`` (s): how long to wait
+    for a scheduler and its first worker; ``memory_limit``: per local worker (``0``: none, as a
+    plain process; else Dask's notation, e.g. ``"4GB"``); ``root``: the data root every worker must
+    see (the stage's ``Layout.root``)."""
+
+    jobs: int = 0
+    address: str | None = None
+    slurm: dict | None = None
+    retries: int = 2
+    connect_timeout: float = 60.0
+    memory_limit: str | int = 0
+    root: str = "data"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        """``slurm``, ``address`` or ``local``."""
+        return "slurm" if self.slurm else "address" if self.address else "local"
+
+    @property
+    def local_workers(self) -> int:
+        return n_workers(self.jobs)
 
 
 def n_workers(jobs: int | None) -> int:
@@ -38,38 +99,317 @@ def n_workers(jobs: int | None) -> int:
     return jobs if jobs > 0 else (os.cpu_count() or 1)
 
 
-def _call(index: int) -> Any:
-    fn, units = _WORK  # type: ignore[misc]
-    return fn(units[index])
-
-
-def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = 0, desc: str | None = None,
-              show: bool = True) -> Iterator[R]:
-    """Yield ``fn(unit)`` for every unit, in the order of ``units``.
-
-    ``fn`` may be a closure or a bound method: forked workers inherit it. It must return picklable
-    results and should not raise for an ordinary failure (return an outcome instead); an exception
-    in a worker is re-raised here. Progress is shown with tqdm when ``desc`` is given.
+def config_from_params(params: dict, root: str | os.PathLike = "data") -> ExecutorConfig:
+    """The :class:`ExecutorConfig` of params ``jobs`` and ``executor`` (both optional).
 
     Raises:
-        whatever ``fn`` raises for a unit.
+        ExecutorError: an unknown key, a wrong type, or both ``address`` and ``slurm`` set.
     """
-    global _WORK
+    block = params.get("executor") or {}
+    if not isinstance(block, dict):
+        raise ExecutorError(f"params: `executor` must be a mapping, got {block!r}")
+    unknown = sorted(set(block) - set(EXECUTOR_KEYS))
+    if unknown:
+        raise ExecutorError(f"params: executor has unknown key(s) {unknown}; valid: {list(EXECUTOR_KEYS)}")
+    address, slurm = block.get("address"), block.get("slurm")
+    if address and slurm:
+        raise ExecutorError("params: set at most one of `executor.address` and `executor.slurm`")
+    if address is not None and not (isinstance(address, str) and "://" in address):
+        raise ExecutorError(f"params: `executor.address` = {address!r}; expected e.g. tcp://host:8786")
+    if slurm is not None:
+        if not isinstance(slurm, dict):
+            raise ExecutorError(f"params: `executor.slurm` must be a mapping, got {slurm!r}")
+        bad = sorted(set(slurm) - set(SLURM_KEYS))
+        if bad:
+            raise ExecutorError(f"params: executor.slurm has unknown key(s) {bad}; valid: {list(SLURM_KEYS)}")
+        for key in ("cores", "memory", "walltime"):
+            if not slurm.get(key):
+                raise ExecutorError(f"params: `executor.slurm.{key}` is required (e.g. cores: 8, memory: 16GB, "
+                                    f"walltime: '04:00:00')")
+    try:
+        retries = int(block.get("retries", 2))
+        timeout = float(block.get("connect_timeout", 60))
+        jobs = int(params.get("jobs", 0) or 0)
+    except (TypeError, ValueError):
+        raise ExecutorError("params: `jobs`, `executor.retries` and `executor.connect_timeout` must be numbers") from None
+    if retries < 0 or jobs < 0:
+        raise ExecutorError("params: `jobs` and `executor.retries` must be >= 0")
+    return ExecutorConfig(jobs=jobs, address=address or None, slurm=dict(slurm) if slurm else None, retries=retries,
+                          connect_timeout=timeout, memory_limit=block.get("memory_limit", 0) or 0,
+                          root=str(Path(root).resolve()))
+
+
+#: the configuration of this process (set by :func:`configure`; local with all cores until then)
+_CONFIG: ExecutorConfig | None = None
+#: the live cluster and client of this process: (config, cluster or None, client)
+_LIVE: tuple[ExecutorConfig, Any, Any] | None = None
+
+
+def configure(config: ExecutorConfig | None) -> None:
+    """Set where :func:`run_units` sends units in this process (``None``: back to the default).
+    A different configuration closes the cluster of the previous one."""
+    global _CONFIG
+    if _LIVE is not None and _LIVE[0] != config:
+        shutdown()
+    _CONFIG = config
+
+
+def current() -> ExecutorConfig:
+    """This process's :class:`ExecutorConfig`."""
+    return _CONFIG if _CONFIG is not None else ExecutorConfig(root=str(Path("data").resolve()))
+
+
+def unit_resources(device: str | None) -> dict[str, float] | None:
+    """Dask worker resources a unit on torch ``device`` needs: ``{"GPU": 1}`` for ``cuda`` /
+    ``cuda:N``, none for ``cpu`` and ``auto``."""
+    dev = str(device or "cpu").strip().lower()
+    return {"GPU": 1} if dev == "cuda" or dev.startswith("cuda:") else None
+
+
+def remote() -> bool:
+    """Whether units of this process go to a cluster the user runs (``address`` or ``slurm``):
+    then a GPU the stage process lacks may still be on the workers."""
+    return current().mode != "local"
+
+
+@dataclass
+class _Work:
+    """What every worker receives once per :func:`run_units` call: the function and the stage's
+    working directory (relative paths of the stage resolve the same way on the worker)."""
+
+    fn: Callable
+    cwd: str
+
+
+def _run_unit(work: _Work, unit: Any) -> Any:
+    if os.getcwd() != work.cwd:
+        os.chdir(work.cwd)
+    return work.fn(unit)
+
+
+def _code_digest() -> str:
+    """Digest of the planarena sources on disk (``src/planarena/**/*.py``), taken when this module
+    is first imported: a long-running worker that imported older code must not run a stage's units
+    (its modules are not reloaded when the files change)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    pkg = Path(__file__).resolve().parents[1]
+    for f in sorted(pkg.rglob("*.py")):
+        h.update(str(f.relative_to(pkg)).encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+#: the code this process runs (:func:`_code_digest`)
+CODE_DIGEST = _code_digest()
+
+
+def _worker_code() -> str:
+    return CODE_DIGEST
+
+
+def _identity(x):
+    return x
+
+
+def _sees(root: str) -> bool:
+    return os.path.isdir(root)
+
+
+def _gpu_count() -> int:
+    if "torch" not in sys.modules:  # no torch loaded: this stage has no GPU units to place
+        return 0
+    try:
+        return int(sys.modules["torch"].cuda.device_count())
+    except Exception:  # a broken CUDA setup is no GPU
+        return 0
+
+
+def _start(cfg: ExecutorConfig):
+    """``(cluster or None, client)`` for ``cfg``; the cluster is owned (closed) by this process
+    unless it is an existing scheduler."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    # a unit whose worker dies is rerun this many times (the scheduler counts; for an existing
+    # scheduler its own configuration decides, README "Scaling")
+    dask.config.set({"distributed.scheduler.allowed-failures": cfg.retries})
+    quiet = logging.ERROR
+    if cfg.mode == "address":
+        try:
+            client = Client(cfg.address, timeout=f"{cfg.connect_timeout}s")
+        except OSError as exc:
+            raise ExecutorError(f"params: executor.address: no Dask scheduler at {cfg.address} ({exc})") from None
+        return None, client
+    if cfg.mode == "slurm":
+        cluster = slurm_cluster(cfg)
+        cluster.scale(jobs=int(cfg.slurm.get("jobs", 1)))
+        return cluster, Client(cluster)
+    if "fork" in __import__("multiprocessing").get_all_start_methods():
+        dask.config.set({"distributed.worker.multiprocessing-method": "fork"})
+    gpus = _gpu_count()
+    cluster = LocalCluster(n_workers=cfg.local_workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, memory_limit=cfg.memory_limit, silence_logs=quiet,
+                           resources={"GPU": gpus} if gpus else None)
+    return cluster, Client(cluster)
+
+
+def slurm_kwargs(slurm: dict) -> dict:
+    """``SLURMCluster`` keyword arguments of an ``executor.slurm`` block: one single-threaded Dask
+    worker per core of a job (``processes`` = ``cores`` unless set), ``gpus`` per job as
+    ``--gres=gpu:N`` and the worker resource ``GPU``."""
+    cores = int(slurm["cores"])
+    processes = int(slurm.get("processes") or cores)
+    gpus = int(slurm.get("gpus") or 0)
+    extra = list(slurm.get("job_extra_directives") or [])
+    worker_args = []
+    if gpus:
+        extra.append(f"--gres=gpu:{gpus}")
+        # each worker process of the job may run one GPU unit at a time
+        worker_args = ["--resources", f"GPU={max(1, gpus // processes) if processes <= gpus else 1}"]
+    kwargs = {"cores": cores, "processes": processes, "memory": str(slurm["memory"]),
+              "walltime": str(slurm["walltime"]), "job_extra_directives": extra,
+              "worker_extra_args": worker_args, "job_script_prologue": list(slurm.get("job_script_prologue") or []),
+              "python": slurm.get("python") or sys.executable}
+    for key in ("queue", "account", "local_directory", "interface"):
+        if slurm.get(key):
+            kwargs[key] = slurm[key]
+    return kwargs
+
+
+def slurm_cluster(cfg: ExecutorConfig):
+    """A ``dask_jobqueue.SLURMCluster`` for ``cfg.slurm`` (:func:`slurm_kwargs`); no job is
+    submitted until it is scaled."""
+    from dask_jobqueue import SLURMCluster
+
+    return SLURMCluster(**slurm_kwargs(cfg.slurm))
+
+
+def client() -> Any:
+    """The ``distributed.Client`` of this process's configuration (started on first use, checked:
+    at least one worker, every worker runs this planarena code and sees the data root).
+
+    Raises:
+        ExecutorError: no worker within ``connect_timeout``, a worker with other code, or one that
+        cannot read the data root.
+    """
+    global _LIVE
+    cfg = current()
+    if _LIVE is not None and _LIVE[0] == cfg:
+        return _LIVE[2]
+    shutdown()
+    cluster, cl = _start(cfg)
+    _LIVE = (cfg, cluster, cl)
+    try:
+        cl.wait_for_workers(1, timeout=cfg.connect_timeout)
+    except TimeoutError:
+        shutdown()
+        raise ExecutorError(f"executor ({cfg.mode}): no Dask worker joined within {cfg.connect_timeout:g} s "
+                            f"(executor.connect_timeout)") from None
+    stale = sorted(w for w, digest in cl.run(_worker_code).items() if digest != CODE_DIGEST)
+    if stale:
+        shutdown()
+        raise ExecutorError(f"executor: worker(s) {', '.join(stale)} run other planarena code than this stage "
+                            f"(edited since they started, or another checkout); restart them from this checkout")
+    # the data root (or, before a stage made it, the working directory) must look the same to workers
+    seen = cfg.root if os.path.isdir(cfg.root) else os.getcwd()
+    blind = sorted(w for w, ok in cl.run(_sees, seen).items() if not ok)
+    if blind:
+        shutdown()
+        raise ExecutorError(f"executor: worker(s) {', '.join(blind)} cannot read {seen}; inputs and outputs "
+                            f"must live on a filesystem every worker sees (README \"Scaling\")")
+    return cl
+
+
+def shutdown() -> None:
+    """Close this process's client and the cluster it started (an existing scheduler and its
+    workers keep running)."""
+    global _LIVE
+    if _LIVE is None:
+        return
+    _, cluster, cl = _LIVE
+    _LIVE = None
+    # a closing cluster logs the loss of its workers' data: expected here
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    try:
+        cl.close()
+        if cluster is not None:
+            cluster.close()
+    except Exception:  # closing a cluster that already lost its workers must not fail a stage
+        pass
+
+
+atexit.register(shutdown)
+
+
+def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None, desc: str | None = None,
+              show: bool = True, device: str | None = None, parallel: bool = True,
+              on_failure: Callable[[T, str], R] | None = None) -> Iterator[R]:
+    """Yield ``fn(unit)`` for every unit, in the order of ``units``.
+
+    Args:
+        fn: picklable with cloudpickle (closures and bound methods are); returns picklable results;
+            should not raise for an ordinary failure (return an outcome instead).
+        jobs: local workers (default: the configured ``jobs``); ignored by a remote executor.
+        device: the torch device param of the units (``cuda``: they need a worker with a GPU).
+        parallel: False runs the units in the stage process whatever the executor.
+        on_failure: the result of a unit that kept killing its worker (``retries`` exhausted),
+            given the unit and the reason; without it, that raises :class:`RuntimeError`.
+
+    Raises:
+        whatever ``fn`` raises for a unit; :class:`ExecutorError` when no worker can run a unit.
+    """
     units = list(units)
-    workers = min(n_workers(jobs), len(units))
+    cfg = current()
+    local_workers = n_workers(jobs if jobs is not None else cfg.jobs)
     bar = tqdm(total=len(units), desc=desc, disable=not (show and desc), file=sys.stderr)
-    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if not parallel or (cfg.mode == "local" and (local_workers <= 1 or len(units) <= 1)):
         for unit in units:
             yield fn(unit)
             bar.update()
         bar.close()
         return
-    _WORK = (fn, units)
+    if cfg.mode == "local" and local_workers != cfg.local_workers:
+        configure(ExecutorConfig(**{**cfg.__dict__, "jobs": local_workers}))
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for result in pool.imap(_call, range(len(units)), chunksize=1):
-                yield result
-                bar.update()
+        yield from _dispatch(fn, units, device, on_failure, bar)
     finally:
-        _WORK = None
         bar.close()
+
+
+def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
+    from distributed import KilledWorker
+
+    cl = client()
+    resources = unit_resources(device)
+    if resources and not any((w.get("resources") or {}).get("GPU") for w in cl.scheduler_info()["workers"].values()):
+        raise ExecutorError(f"device {device!r}: no worker of the executor ({current().mode}) has a GPU; start "
+                            f"workers with `dask worker --resources GPU=1` or set the device to cpu/auto")
+    tag = uuid.uuid4().hex[:8]
+    # the function as a task (not scattered data): if every worker holding it dies, the scheduler
+    # recomputes it from the graph; each worker fetches it once
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
+        work = cl.submit(_identity, _Work(fn, os.getcwd()), key=f"work-{tag}", pure=False)
+    futures = [cl.submit(_run_unit, work, unit, key=f"unit-{tag}-{i}", pure=False, resources=resources)
+               for i, unit in enumerate(units)]
+    try:
+        for i, unit in enumerate(units):
+            fut = futures[i]
+            try:
+                result = fut.result()
+            except KilledWorker as exc:
+                reason = (f"the unit's worker died {current().retries + 1} time(s) "
+                          f"(executor.retries = {current().retries}): {exc}")
+                if on_failure is None:
+                    raise RuntimeError(f"unit {unit!r}: {reason}") from None
+                result = on_failure(unit, reason)
+            futures[i] = None  # release the result on the worker
+            yield result
+            bar.update()
+    finally:
+        live = [f for f in futures if f is not None]
+        if live:
+            cl.cancel(live)
+        cl.cancel([work])

@@ -227,11 +227,12 @@ def code_fingerprint(roots: list[str], script: str | None = None, registry_name:
 
 def select_params(params: dict, keys: tuple[str, ...]) -> dict:
     """``{key: value}`` for the dotted ``keys`` in the resolved ``params`` (missing: None).
-    ``"*"`` selects every param but ``jobs`` and ``profiles``."""
+    ``"*"`` selects every param but ``jobs``, ``executor`` and ``profiles`` (where units run never
+    changes results)."""
     out: dict[str, Any] = {}
     for key in keys:
         if key == "*":
-            out.update({k: v for k, v in params.items() if k not in ("jobs", "profiles")})
+            out.update({k: v for k, v in params.items() if k not in ("jobs", "executor", "profiles")})
             continue
         key = key.format(**{k: v for k, v in params.items() if isinstance(v, (str, int))})
         out[key] = get(params, key, None)

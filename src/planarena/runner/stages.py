@@ -150,6 +150,12 @@ class EvalContext:
     jobs: int = 0
     done: set = field(default_factory=set)
 
+    def __getstate__(self) -> dict:
+        """What a worker of the executor receives (protocols' unit functions close over the
+        context): everything but the records writer (an open file of the stage process) and the
+        kept records (only the stage process reads them)."""
+        return {**self.__dict__, "writer": None, "kept": []}
+
 
 
 

@@ -46,6 +46,7 @@ class Dias(Method):
     ``seeds``, ``domains``)."""
 
     family = FAMILY
+    device_param = "dias.device"
     tasks = frozenset({"learn_schema"})
     uses_params = ("dias",)
     data_deps = ("schema",)
@@ -102,7 +103,8 @@ class Dias(Method):
             domain, seed = unit
             return fit_unit(self, root, domain, seed, model_dir / domain / f"seed{seed}")
 
-        facts, times = train_units(fit, domains, self.seeds(), self.jobs, desc=f"train {self.name}")
+        facts, times = train_units(fit, domains, self.seeds(), self.jobs, desc=f"train {self.name}",
+                                   device=self.unit_device())
         from planarena.core.io import atomic_write_json
 
         atomic_write_json(model_dir / "facts.json", facts)

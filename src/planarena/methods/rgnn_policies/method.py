@@ -36,6 +36,7 @@ class RGNNPolicy(Method):
     """A width-based R-GNN policy (params block keys: ``lookahead``, ``encoding``, ``seeds``)."""
 
     family = FAMILY
+    device_param = "rgnn_policies.device"
     tasks = frozenset({"plan"})
     lockstep = True
     uses_params = ("rgnn_policies",)
@@ -158,7 +159,8 @@ class RGNNPolicy(Method):
             save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}
 
-        facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}")
+        facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}",
+                                   device=self.unit_device())
         atomic_write_json(Path(model_dir) / "facts.json", facts, default=float)
         return {"trained": True, "models": {d: {k: v.get("status") for k, v in f.items()}
                                             for d, f in facts["domains"].items()}, "unit_times_s": times}

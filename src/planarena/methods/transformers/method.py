@@ -80,6 +80,7 @@ class SATr(Method):
     with per-architecture overrides under ``transformers.by_arch.<arch>``)."""
 
     family = FAMILY
+    device_param = "transformers.device"
     tasks = frozenset({"plan"})
     lockstep = True
     uses_params = ("transformers",)
@@ -247,8 +248,6 @@ class SATr(Method):
             facts = json.loads((cache / "facts.json").read_text())
             return {"trained": True, "from_cache": cache.name, "models": _statuses(facts)}
 
-        data = {d: self._training_data(d) for d in self.ps.domains}
-
         def fit(unit: tuple[str, int]) -> dict:
             import torch
 
@@ -257,7 +256,8 @@ class SATr(Method):
             from planarena.methods.transformers.train import train_generator, train_heuristic
 
             domain, seed = unit
-            spaces, dfacts = data[domain]
+            # built on the worker, once per domain (state spaces are pymimir objects: they do not travel)
+            spaces, dfacts = self.memo(("training data", domain), lambda: self._training_data(domain))
             if not spaces:
                 return {"status": "no data", "reason": f"no training problem of {domain} has a state space or a "
                                                         f"reference plan ({'; '.join(dfacts['data_notes'])})"}
@@ -279,7 +279,8 @@ class SATr(Method):
             save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}
 
-        facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}")
+        facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}",
+                                   device=self.unit_device())
         atomic_write_json(model_dir / "facts.json", facts, default=float)
         tmp = cache.with_name(cache.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
