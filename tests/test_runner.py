@@ -18,7 +18,6 @@ from planarena.config import DeclaredLayout, Layout, UndeclaredDataError, resolv
 from planarena.methods import REGISTRY, Method
 from planarena.runner import inputs
 from planarena.runner.entry import WorkspaceLock, WorkspaceLockedError
-from planarena.runner.executor import run_units
 from planarena.runner.stages import PROTOCOLS, protocols_of
 
 
@@ -153,29 +152,6 @@ def test_protocols_follow_declared_tasks(tmp_path):
     with pytest.raises(ValueError, match="no protocol for task 'write_poems'"):
         protocols_of(Unknown("u", {}, {}, Layout(root=tmp_path)))
     assert set(PROTOCOLS["rank_successors"]) == {"successor_set", "pool"}
-
-
-# -- executor -----------------------------------------------------------------------------------
-
-
-def test_run_units_in_order_for_any_jobs():
-    offset = 10  # a closure: forked workers inherit it
-
-    def work(u: int) -> tuple[int, int]:
-        return u, u * u + offset + os.getpid() * 0
-
-    units = list(range(23))
-    serial = list(run_units(work, units, jobs=1))
-    parallel = list(run_units(work, units, jobs=2))
-    assert serial == parallel == [(u, u * u + 10) for u in units]
-
-
-def test_run_units_reraises():
-    def boom(u):
-        raise RuntimeError(f"unit {u}")
-
-    with pytest.raises(RuntimeError, match="unit 0"):
-        list(run_units(boom, [0, 1], jobs=2))
 
 
 # -- workspace lock -----------------------------------------------------------------------------
