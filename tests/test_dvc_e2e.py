@@ -1,6 +1,7 @@
 """End to end through DVC on the smoke profile, in a scratch copy of the repository:
 `dvc repro` builds the leaderboard; a second `dvc repro` runs nothing; rerunning stages with the
-same inputs (and other `jobs`) rewrites the same bytes; a key of an inactive profile reruns
+same inputs rewrites the same bytes, also in the stage process (`jobs: 1`) instead of a 2-worker
+Dask cluster (`metrics.json` and every output hash compared); a key of an inactive profile reruns
 nothing; an edit to one family reruns that family and the report only; and
 `dvc exp run -S profiles.smoke.planners.astar_lmcut.time_limit=...` reruns only the stages that
 read it."""
@@ -31,6 +32,11 @@ def _run(cmd: list[str], cwd: Path, env: dict) -> str:
 
 def _lock_diff(work: Path, env: dict) -> str:
     return subprocess.run(["git", "diff", "dvc.lock"], cwd=work, env=env, capture_output=True, text=True).stdout[-4000:]
+
+
+def _without_resolve(lock_text: str) -> dict:
+    stages = yaml.safe_load(lock_text)["stages"]
+    return {k: v for k, v in stages.items() if k not in ("resolve", "resolve_methods")}
 
 
 def _ran(output: str) -> set[str]:
@@ -68,6 +74,10 @@ def repo(tmp_path_factory) -> tuple[Path, dict]:
         src = ROOT / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / item)
     params = (work / "params.yaml").read_text().replace("profile: default", "profile: smoke", 1)
+    # a 2-worker local Dask cluster (whatever this machine's core count): the baseline that the
+    # `jobs: 1` rerun below must reproduce byte for byte
+    assert "\njobs: 0 " in params
+    params = params.replace("\njobs: 0 ", "\njobs: 2 ", 1)
     (work / "params.yaml").write_text(_trim_methods(params))
     (work / ".gitignore").write_text("/data/\n__pycache__/\n")
     env = dict(os.environ)
@@ -129,19 +139,21 @@ def test_repro_then_noop_then_param_change(repo):
     _run(["git", "commit", "-qm", "smoke baseline"], work, env)
     lock = (work / "dvc.lock").read_text()
 
-    # stable outputs: the same inputs give the same bytes, also with another `jobs` (1 instead of
-    # 2); dvc.lock holds every output's hash, so it must not change
-    for stage in ("resolve", "resolve_methods"):
-        _run(["dvc", "repro", "-f", "-s", stage], work, env)
+    # stable outputs: the same inputs give the same bytes, also in the stage process (`jobs: 1`)
+    # instead of a 2-worker Dask cluster: the whole smoke profile rerun; dvc.lock holds every
+    # output's hash (records, models, metrics.json), so it must not change
+    metrics = (work / "reports" / "metrics.json").read_text()
     params = (work / "params.yaml").read_text()
-    (work / "params.yaml").write_text(params.replace("\njobs: 0", "\njobs: 1", 1))
-    for stage in ("generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp",
-                  "schema_data", "train@dias_names", "evaluate@dias_names", "train@random_walk", "train@wl_xgb_delta", "train@fsf_lstm_delta", "train@embedplan_mlp",
-                  "evaluate@random_walk", "evaluate@wl_xgb_delta"):
-        _run(["dvc", "repro", "-f", "-s", stage], work, env)
-    assert (work / "dvc.lock").read_text() == lock, _lock_diff(work, env)
-    # `jobs` is read by no stage: only the (seconds-long) resolve stages rerun
+    (work / "params.yaml").write_text(params.replace("\njobs: 2 ", "\njobs: 1 ", 1))
+    serial = _run(["dvc", "repro", "-f"], work, env)
+    assert "report" in _ran(serial) and "evaluate@random_walk" in _ran(serial)
+    assert (work / "reports" / "metrics.json").read_text() == metrics
+    # the resolve stages hash the whole params file (which now says `jobs: 1`); no other entry moves
+    assert _without_resolve((work / "dvc.lock").read_text()) == _without_resolve(lock), _lock_diff(work, env)
+    # `jobs` is read by no stage: back to `jobs: 2`, only the (seconds-long) resolve stages rerun
+    (work / "params.yaml").write_text(params)
     assert _ran(_run(["dvc", "repro"], work, env)) == {"resolve", "resolve_methods"}
+    assert (work / "dvc.lock").read_text() == lock, _lock_diff(work, env)
 
     # a key under an inactive profile reruns nothing but the (seconds-long) resolve stages
     (work / "params.yaml").write_text(params.replace("      astar_lmcut: {time_limit: 60, memory_limit_mb: 8192}",

@@ -18,8 +18,10 @@ Where the units run (params ``jobs`` and ``executor``, set once per stage by :fu
 - **Slurm** (``executor.slurm: {queue, cores, memory, walltime, jobs, ...}``): workers started as
   Slurm jobs through ``dask-jobqueue``'s ``SLURMCluster``.
 
-The function is serialised once per call (cloudpickle) and broadcast to every worker; each unit
-then travels alone. Workers read and write the stage's files through a filesystem they share with
+The function is serialised once per call (cloudpickle bytes), fetched once by every worker and
+unpickled there once; each unit then travels alone. What the function closes over must pickle
+before any unit ran (per-process caches go in :attr:`planarena.methods.base.Method.transient` or
+:meth:`~planarena.methods.base.Method.memo`); what the units then cache on a worker stays there. Workers read and write the stage's files through a filesystem they share with
 the stage process: before the first dispatch the stage checks that every worker sees its data
 root, and stops with one line naming the folder if one does not.
 
@@ -181,7 +183,21 @@ class _Work:
     cwd: str
 
 
-def _run_unit(work: _Work, unit: Any) -> Any:
+#: the functions this worker process has unpickled, by dispatch tag (the newest few)
+_LOADED: dict[str, _Work] = {}
+
+
+def _run_unit(tag: str, payload: bytes, unit: Any) -> Any:
+    """Run one unit on a worker. The function travels as cloudpickle *bytes* and is unpickled once
+    per worker process: the live object then fills its caches (models, pymimir and wlplan objects),
+    which must never be pickled again to reach another worker."""
+    work = _LOADED.get(tag)
+    if work is None:
+        import cloudpickle
+
+        while len(_LOADED) >= 2:  # a long-running worker serves stage after stage
+            _LOADED.pop(next(iter(_LOADED)))
+        work = _LOADED[tag] = cloudpickle.loads(payload)
     if os.getcwd() != work.cwd:
         os.chdir(work.cwd)
     return work.fn(unit)
@@ -207,6 +223,11 @@ CODE_DIGEST = _code_digest()
 
 def _worker_code() -> str:
     return CODE_DIGEST
+
+
+def desc_of(fn: Callable) -> str:
+    """``module.qualname`` of a unit function, for messages."""
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 
 def _identity(x):
@@ -386,13 +407,20 @@ def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
     if resources and not any((w.get("resources") or {}).get("GPU") for w in cl.scheduler_info()["workers"].values()):
         raise ExecutorError(f"device {device!r}: no worker of the executor ({current().mode}) has a GPU; start "
                             f"workers with `dask worker --resources GPU=1` or set the device to cpu/auto")
+    import cloudpickle
+
     tag = uuid.uuid4().hex[:8]
-    # the function as a task (not scattered data): if every worker holding it dies, the scheduler
-    # recomputes it from the graph; each worker fetches it once
+    try:
+        payload = cloudpickle.dumps(_Work(fn, os.getcwd()))
+    except Exception as exc:
+        raise TypeError(f"{desc_of(fn)} cannot be sent to the executor's workers: {exc} (keep per-process caches "
+                        f"in Method.transient or Method.memo)") from exc
+    # the function's bytes as a task (not scattered data): if every worker holding them dies, the
+    # scheduler recomputes them from the graph; each worker fetches them once
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
-        work = cl.submit(_identity, _Work(fn, os.getcwd()), key=f"work-{tag}", pure=False)
-    futures = [cl.submit(_run_unit, work, unit, key=f"unit-{tag}-{i}", pure=False, resources=resources)
+        work = cl.submit(_identity, payload, key=f"work-{tag}", pure=False)
+    futures = [cl.submit(_run_unit, tag, work, unit, key=f"unit-{tag}-{i}", pure=False, resources=resources)
                for i, unit in enumerate(units)]
     try:
         for i, unit in enumerate(units):
