@@ -89,19 +89,23 @@ def test_slurm_job_script_from_params():
     """The `executor.slurm` block becomes the job script dask-jobqueue submits (no Slurm needed to
     render it): partition, resources, one single-threaded worker per core, the GPU resource."""
     pytest.importorskip("dask_jobqueue")
-    block = {"queue": "gpu", "account": "plan", "cores": 4, "memory": "16GB", "walltime": "02:00:00", "jobs": 3,
-             "gpus": 1, "job_script_prologue": ["source /shared/planarena/.venv/bin/activate"]}
+    block = {"queue": "gpu", "account": "plan", "cores": 8, "memory": "16GB", "walltime": "02:00:00", "jobs": 3,
+             "gpus": 2, "job_script_prologue": ["source /shared/planarena/.venv/bin/activate"]}
     cfg = config_from_params({"executor": {"slurm": block}})
-    kwargs = slurm_kwargs(cfg.slurm)
-    assert kwargs["processes"] == 4 and kwargs["cores"] == 4
+    assert slurm_kwargs(cfg.slurm)["processes"] == 2  # one worker per GPU
+    assert slurm_kwargs({"cores": 4, "memory": "8GB", "walltime": "1:00:00"})["processes"] == 4  # one per core
+    with pytest.raises(ExecutorError, match="one worker per GPU"):
+        slurm_kwargs({**block, "processes": 4})
     cluster = executor.slurm_cluster(cfg)
     try:
         script = cluster.job_script()
     finally:
         cluster.close()
-    for line in ("#SBATCH -p gpu", "#SBATCH -A plan", "#SBATCH -t 02:00:00", "#SBATCH --gres=gpu:1",
-                 "source /shared/planarena/.venv/bin/activate", "--nworkers 4", "--nthreads 1", "--resources GPU=1"):
+    for line in ("#SBATCH -p gpu", "#SBATCH -A plan", "#SBATCH -t 02:00:00", "#SBATCH --gres=gpu:2",
+                 "source /shared/planarena/.venv/bin/activate", "--nworkers 2", "--resources GPU=1"):
         assert line in script, (line, script)
+    command = script.strip().splitlines()[-1]
+    assert command.rindex("--nthreads 1") > command.index("--nthreads")  # the last --nthreads is 1
 
 
 # -- placement and checks --------------------------------------------------------------------------

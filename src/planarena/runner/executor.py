@@ -277,18 +277,26 @@ def _start(cfg: ExecutorConfig):
 
 
 def slurm_kwargs(slurm: dict) -> dict:
-    """``SLURMCluster`` keyword arguments of an ``executor.slurm`` block: one single-threaded Dask
-    worker per core of a job (``processes`` = ``cores`` unless set), ``gpus`` per job as
-    ``--gres=gpu:N`` and the worker resource ``GPU``."""
+    """``SLURMCluster`` keyword arguments of an ``executor.slurm`` block. Every Dask worker is
+    single-threaded (units seed process-wide random generators, so two must never share a
+    process): a CPU job runs one worker per core (``processes`` = ``cores`` unless set); a job with
+    ``gpus`` runs one worker per GPU (``--gres=gpu:N``, worker resource ``GPU=1``), its other cores
+    left to the libraries.
+
+    Raises:
+        ExecutorError: more worker processes than GPUs in a GPU job.
+    """
     cores = int(slurm["cores"])
-    processes = int(slurm.get("processes") or cores)
     gpus = int(slurm.get("gpus") or 0)
+    processes = int(slurm.get("processes") or gpus or cores)
+    if gpus and processes > gpus:
+        raise ExecutorError(f"params: executor.slurm: processes ({processes}) > gpus ({gpus}); a GPU job runs one "
+                            f"worker per GPU")
     extra = list(slurm.get("job_extra_directives") or [])
-    worker_args = []
+    worker_args = ["--nthreads", "1"]  # after jobqueue's own --nthreads cores/processes: the last one counts
     if gpus:
         extra.append(f"--gres=gpu:{gpus}")
-        # each worker process of the job may run one GPU unit at a time
-        worker_args = ["--resources", f"GPU={max(1, gpus // processes) if processes <= gpus else 1}"]
+        worker_args += ["--resources", "GPU=1"]
     kwargs = {"cores": cores, "processes": processes, "memory": str(slurm["memory"]),
               "walltime": str(slurm["walltime"]), "job_extra_directives": extra,
               "worker_extra_args": worker_args, "job_script_prologue": list(slurm.get("job_script_prologue") or []),
@@ -428,8 +436,9 @@ def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
             try:
                 result = fut.result()
             except KilledWorker as exc:
-                reason = (f"the unit's worker died {current().retries + 1} time(s) "
-                          f"(executor.retries = {current().retries}): {exc}")
+                reason = (f"the unit's worker died {current().retries + 1} time(s) (executor.retries = "
+                          f"{current().retries}): {exc}" if current().mode != "address" else
+                          f"the unit's worker died as often as the scheduler allows (its allowed-failures): {exc}")
                 if on_failure is None:
                     raise RuntimeError(f"unit {unit!r}: {reason}") from None
                 result = on_failure(unit, reason)
