@@ -150,16 +150,17 @@ class Method:
         #: not depend on it (:mod:`planarena.runner.executor`)
         self.jobs = int(params.get("jobs", 0) or 0)
 
-    #: attributes of an instance that are per-process caches (e.g. pymimir or wlplan objects, which
-    #: do not pickle): left out when the executor sends the method to its workers, where they are
-    #: rebuilt on first use
+    #: attributes of an instance that are per-process cache *dicts* (e.g. of pymimir or wlplan
+    #: objects, which do not pickle): the executor's workers receive them empty and refill them
     transient: ClassVar[tuple[str, ...]] = ()
 
     def __getstate__(self) -> dict:
-        """The method as a worker receives it: without :meth:`memo`'s cache and :attr:`transient`."""
+        """The method as a worker receives it: without :meth:`memo`'s cache, :attr:`transient` empty."""
         state = dict(self.__dict__)
-        for name in ("_memo", *self.transient):
-            state.pop(name, None)
+        state.pop("_memo", None)
+        for name in self.transient:
+            if name in state:
+                state[name] = {}
         return state
 
     def memo(self, key, build: Callable[[], Any]) -> Any:

@@ -159,6 +159,8 @@ class StateCentric(Method):
     family = "state-centric-transition-models"
     tasks = frozenset({"plan", "rank_successors"})
     successor_protocols = ("successor_set", "pool")
+    #: the per-domain encoders hold wlplan feature generators: rebuilt on each worker
+    transient = ("_encoders",)
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
