@@ -77,6 +77,12 @@ def build_method(instance: str, params: dict, layout: Layout) -> Method:
     return method
 
 
+#: training facts about how a model was obtained, not what it is (a copy from the shared model
+#: cache): they go to the train log with the wall times, so train.json (and every record's
+#: fingerprint) is the same whether a model was trained or copied
+LOG_ONLY = ("from_cache",)
+
+
 def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
     """Train one method; write ``data/models/<instance>/train.json`` (training facts, no times)
     and the wall times to :func:`train_log_file`.
@@ -94,8 +100,8 @@ def run_train_stage(params: dict, layout: Layout, instance: str) -> dict:
         info = {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
         traceback.print_exc()
     seconds = info.pop("train_time_s", round(time.perf_counter() - start, 3))
-    timings = {"train_time_s": seconds, **{k: v for k, v in info.items() if k.endswith("_s")}}
-    info = without_times(info)
+    timings = {"train_time_s": seconds, **{k: v for k, v in info.items() if k.endswith("_s") or k in LOG_ONLY}}
+    info = {k: v for k, v in without_times(info).items() if k not in LOG_ONLY}
     atomic_write_json(model_dir / "train.json", info)
     atomic_write_json(layout.train_log(instance), timings)
     print(f"train {instance}: {info['status']} in {seconds} s")

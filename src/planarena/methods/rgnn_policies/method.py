@@ -155,7 +155,7 @@ class RGNNPolicy(Method):
                     "validation": res.validation, "td_errors": res.td_errors[-5:],
                     "parameters": count_parameters(net), "train_problems": len(train),
                     "validation_problems": [e.problem for e in val_entries],
-                    "lookahead": {k: round(v, 3) for k, v in cache.stats.items()}, "checkpoint": res.state is not None}
+                    "lookahead": {k: round(v, 3) for k, v in cache.stats.items() if k != "seconds"}, "checkpoint": res.state is not None}
             save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}
 
