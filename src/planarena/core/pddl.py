@@ -230,6 +230,19 @@ def load_problem(domain_file: str, problem_file: str) -> "pymimir.Problem":
     return parse_problem_of(_typed_domain(str(domain_file)), problem_file)
 
 
+def fresh_problem(domain_file: str | Path, problem_file: str | Path) -> "pymimir.Problem":
+    """The problem parsed anew against the cached domain (:func:`load_problem` only checks the
+    files and handles ``:typing``): its states and atom numbering start empty, so work on it
+    (a training unit, a search) does not depend on what ran before in the same process. A cached
+    problem made a 2-worker cluster and ``jobs: 1`` train different R-GNN VisitAll models.
+
+    Raises:
+        PDDLError: either file is missing or malformed.
+    """
+    cached = load_problem(str(domain_file), str(problem_file))
+    return parse_problem_of(cached.get_domain(), problem_file)
+
+
 def parse_problem_of(domain: "pymimir.Domain", problem_file: str | Path) -> "pymimir.Problem":
     """Parse a problem file against an already parsed domain (uncached).
 

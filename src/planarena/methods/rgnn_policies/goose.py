@@ -56,7 +56,7 @@ import pymimir
 
 from planarena.config import get
 from planarena.core.io import atomic_write_json
-from planarena.core.pddl import load_problem, parse_problem_of
+from planarena.core.pddl import fresh_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import load_trajectories
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
@@ -310,10 +310,9 @@ class WLGoose(Method):
         if isinstance(got, Attempt):
             return Attempt(got.outcome, failure_reason=got.failure_reason, wall_time=time.perf_counter() - start)
         embedder, bias, _ = got
-        # a fresh parse (the cached one only checks the files and handles :typing): search state
-        # and atom numbering start empty, so the plan does not depend on earlier attempts
-        cached = load_problem(str(task.domain_file), str(task.problem_file))
-        problem = parse_problem_of(cached.get_domain(), task.problem_file)
+        # a fresh parse: search state and atom numbering start empty, so the plan does not depend
+        # on earlier attempts
+        problem = fresh_problem(task.domain_file, task.problem_file)
         heuristic = LinearWLHeuristic(embedder, task.problem_file, problem, bias)
         initial = problem.get_initial_state()
         h_init = heuristic.compute_value(initial)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from planarena.config import get, torch_device
 from planarena.core.io import atomic_write_json
-from planarena.core.pddl import load_problem
+from planarena.core.pddl import fresh_problem
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
 from planarena.methods.rgnn_policies.lookahead import KINDS
 from planarena.methods.units import save_unit, train_units, unit_failure
@@ -105,13 +105,13 @@ class RGNNPolicy(Method):
         return train, val
 
     def _load(self, entries) -> list[tuple]:
-        """``(pymimir problem, object types)`` of every entry."""
+        """``(pymimir problem, object types)`` of every entry, each a fresh parse (:func:`fresh_problem`)."""
         from planarena.methods.rgnn_policies.lookahead import object_types
 
         out = []
         for e in entries:
             f = self.ps.problem_file(e)
-            out.append((load_problem(str(self.ps.domain_file(e.domain)), str(f)), object_types(f)))
+            out.append((fresh_problem(self.ps.domain_file(e.domain), f), object_types(f)))
         return out
 
     def _cache(self):
@@ -206,7 +206,7 @@ class RGNNPolicy(Method):
             raise ValueError(f"solve_batch: tasks of one domain expected, got {sorted(domains)}")
         domain = domains.pop()
         torch.set_num_threads(1)
-        problems = [load_problem(str(t.domain_file), str(t.problem_file)) for t in tasks]
+        problems = [fresh_problem(t.domain_file, t.problem_file) for t in tasks]
         got = self._model(domain, seed, problems[0].get_domain())
         if isinstance(got, Attempt):
             return [Attempt(got.outcome, failure_reason=got.failure_reason) for _ in tasks]
