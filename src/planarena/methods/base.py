@@ -180,6 +180,18 @@ class Method:
 
         return str(get(self.params, self.device_param, "cpu") or "cpu") if self.device_param else "cpu"
 
+    def torch_device(self) -> str:
+        """:meth:`unit_device` resolved to a torch device (``cpu`` / ``cuda[:N]``) where it is
+        called: inside a unit, on the worker that runs it (``auto`` picks that worker's GPU).
+
+        Raises:
+            ConfigError: the value is not cpu / cuda[:N] / auto, or names CUDA where there is none
+                (the message names :attr:`device_param`).
+        """
+        from planarena.config import torch_device
+
+        return torch_device(self.unit_device(), self.device_param or "device")
+
     @property
     def ps(self):
         """The suite's :class:`~planarena.core.problemset.ProblemSet` (``layout.problems``), read once."""

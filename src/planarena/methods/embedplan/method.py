@@ -24,6 +24,7 @@ from pathlib import Path
 from planarena.config import get
 from planarena.core.io import atomic_write_json, without_times
 from planarena.methods.base import Method, ReportTraits
+from planarena.methods.units import lost_unit
 
 FAMILY = "embedplan-latent-transitions"
 
@@ -43,6 +44,8 @@ class EmbedPlan(Method):
     successor_protocols = ("pool",)
     uses_params = ("acp", "embedplan", "embed_text")
     data_deps = ("acp", "embeddings/acp")
+    #: training runs on this torch device (Hit@k evaluation stays on the CPU)
+    device_param = "embedplan.device"
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
@@ -149,7 +152,8 @@ class EmbedPlan(Method):
             def fit(unit, corpus=corpus, slug=slug) -> dict:
                 key, protocol, task, seed = unit
                 model = self._new_model(corpus, seed)
-                res = train(model, corpus.table, task.train_rows, cfg, seed)
+                res = train(model, corpus.table, task.train_rows, cfg, seed,
+                            device=self.torch_device())
                 out = model_dir / slug / protocol / task.train_key
                 out.mkdir(parents=True, exist_ok=True)
                 torch.save(model.state_dict(), out / f"seed{seed}.pt")
@@ -158,8 +162,9 @@ class EmbedPlan(Method):
                 full.pop("history")
                 return {**full, "train_transitions": int(len(task.train_rows))}
 
-            for (key, *_), run in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name} ({slug})")):
-                times[f"{slug}/{key}"] = run.pop("train_time_s")
+            for (key, *_), run in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name} ({slug})",
+                                                         device=self.unit_device(), on_failure=lost_unit)):
+                times[f"{slug}/{key}"] = run.pop("train_time_s", None)
                 enc_facts["runs"][key] = run
             facts["encoders"][slug] = enc_facts
         facts["parameters"] = params_count

@@ -226,29 +226,35 @@ def losses(model, table: TransitionTable, rows: np.ndarray, cfg: EmbedPlanConfig
 
     Args:
         rows: transition rows of the batch, ``(B,)``.
-        state_t, action_t: the embedding tables as torch tensors (same rows as ``table``).
+        state_t, action_t: the embedding tables as torch tensors (same rows as ``table``), on
+            the model's device (the batch's indices follow them).
     """
     torch = _torch()
     F = torch.nn.functional
-    zs = model.project_state(state_t[torch.as_tensor(table.s[rows])])
-    za = model.project_action(action_t[torch.as_tensor(table.a[rows])])
-    target = F.normalize(model.project_state(state_t[torch.as_tensor(table.s2[rows])]), dim=-1)
+    dev = state_t.device
+
+    def idx(a):
+        return torch.as_tensor(a, device=dev)
+
+    zs = model.project_state(state_t[idx(table.s[rows])])
+    za = model.project_action(action_t[idx(table.a[rows])])
+    target = F.normalize(model.project_state(state_t[idx(table.s2[rows])]), dim=-1)
     pred = F.normalize(model.transition(zs, za), dim=-1)
     logits = pred @ target.T / cfg.temperature
-    l_state = F.cross_entropy(logits, torch.arange(len(rows)))
+    l_state = F.cross_entropy(logits, torch.arange(len(rows), device=dev))
     if cfg.action_weight <= 0:
-        return l_state, torch.zeros(())
+        return l_state, torch.zeros((), device=dev)
     acts, mask = _sample_action_sets(table, rows, cfg.max_actions, rng)
-    mask_t = torch.as_tensor(mask)
+    mask_t = idx(mask)
     # project each distinct ground action of the batch once (actions repeat across a problem's states)
     uniq, inverse = np.unique(acts, return_inverse=True)
-    za_uniq = model.project_action(action_t[torch.as_tensor(uniq)])
-    za_all = za_uniq[torch.as_tensor(inverse.reshape(-1))].view(len(rows), cfg.max_actions, -1)
+    za_uniq = model.project_action(action_t[idx(uniq)])
+    za_all = za_uniq[idx(inverse.reshape(-1))].view(len(rows), cfg.max_actions, -1)
     zs_rep = zs.unsqueeze(1).expand(-1, cfg.max_actions, -1)
     preds = F.normalize(model.transition(zs_rep, za_all), dim=-1)
     alog = (preds * target.unsqueeze(1)).sum(-1) / cfg.temperature
     alog = alog.masked_fill(~mask_t, float("-inf"))
-    l_action = F.cross_entropy(alog, torch.zeros(len(rows), dtype=torch.long))
+    l_action = F.cross_entropy(alog, torch.zeros(len(rows), dtype=torch.long, device=dev))
     return l_state, l_action
 
 
@@ -270,7 +276,7 @@ class TrainResult:
 
 
 def train(model, table: TransitionTable, train_rows: np.ndarray, cfg: EmbedPlanConfig, seed: int,
-          progress: Callable[[int, float], None] | None = None) -> TrainResult:
+          progress: Callable[[int, float], None] | None = None, device: str = "cpu") -> TrainResult:
     """Train ``model`` in place on ``train_rows`` of ``table`` (EmbedPlan B.2).
 
     ``cfg.val_fraction`` of the rows (seeded) is held out for early stopping on ``L_state +
@@ -281,6 +287,10 @@ def train(model, table: TransitionTable, train_rows: np.ndarray, cfg: EmbedPlanC
     Args:
         train_rows: ``(T_train,)`` transition rows; at least 2.
         seed: seeds torch and the numpy generator (batch order, action sampling, hold-out).
+        device: torch device of training (``cpu`` or ``cuda[:N]``, resolved; see
+            :func:`planarena.config.torch_device`). The model and the embedding tables move there
+            for training and the model comes back to the CPU (evaluation runs on the CPU). On a
+            GPU the weights differ from the CPU's in the last bits.
 
     Raises:
         ValueError: fewer than 2 training transitions.
@@ -293,8 +303,9 @@ def train(model, table: TransitionTable, train_rows: np.ndarray, cfg: EmbedPlanC
     rows = rng.permutation(np.asarray(train_rows, dtype=np.int64))
     n_val = int(round(len(rows) * cfg.val_fraction)) if len(rows) >= 10 else 0
     val_rows, fit_rows = rows[:n_val], rows[n_val:]
-    state_t = torch.as_tensor(table.state_emb, dtype=torch.float32)
-    action_t = torch.as_tensor(table.action_emb, dtype=torch.float32)
+    model.to(device)
+    state_t = torch.as_tensor(table.state_emb, dtype=torch.float32).to(device)
+    action_t = torch.as_tensor(table.action_emb, dtype=torch.float32).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps_per_epoch = max(1, math.ceil(len(fit_rows) / cfg.batch_size))
     warmup_steps = cfg.warmup_epochs * steps_per_epoch
@@ -359,6 +370,7 @@ def train(model, table: TransitionTable, train_rows: np.ndarray, cfg: EmbedPlanC
             break
     if best_state is not None:
         model.load_state_dict(best_state)
+    model.to("cpu")
     model.eval()
     return TrainResult(
         status=status, epochs=epoch, best_epoch=best_epoch,

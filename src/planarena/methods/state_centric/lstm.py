@@ -8,6 +8,7 @@ normalisation, failures and saved layout are those of :mod:`planarena.methods.st
 from __future__ import annotations
 
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
@@ -122,8 +123,12 @@ class LSTMTransitionModel(TransitionModel):
 
     # -- training --------------------------------------------------------------------------------
     def fit(self, train: Sequence[Trajectory], val: Sequence[Trajectory] | None = None,
-            seed: int = 0) -> dict:
-        """Train (see the class docstring). Returns the training facts::
+            seed: int = 0, device: str = "cpu") -> dict:
+        """Train (see the class docstring) on torch ``device`` (``cpu`` or ``cuda[:N]``, already
+        resolved, see :func:`planarena.config.torch_device`); the trained weights come back to the
+        CPU, where :meth:`step` decodes in float64. On the CPU the weights do not depend on the
+        device argument; on a GPU they are deterministic per GPU model (cuDNN's deterministic LSTM
+        kernels) but not bit-identical to the CPU's. Returns the training facts::
 
             model, mode, dim, seed, epochs_run, best_epoch (1-based), best_val_loss,
             val_loss_kind (cosine_embedding | mse), final_train_loss, stopped_early,
@@ -151,10 +156,13 @@ class LSTMTransitionModel(TransitionModel):
             if p["n_threads"]:
                 torch.set_num_threads(int(p["n_threads"]))
             torch.use_deterministic_algorithms(True)
+            if device != "cpu":  # deterministic cuBLAS needs a fixed workspace (CUDA docs)
+                os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(seed))
-                net = _make_lstm_net(self.dim, p)
-                facts = self._train_loop(net, tr, va, int(seed))
+                net = _make_lstm_net(self.dim, p).to(device)
+                facts = self._train_loop(net, tr, va, int(seed), device)
+            net.to("cpu")
         finally:
             torch.use_deterministic_algorithms(prev_det)
             torch.set_num_threads(prev_threads)
@@ -170,14 +178,14 @@ class LSTMTransitionModel(TransitionModel):
         self.facts = facts
         return dict(facts)
 
-    def _train_loop(self, net, tr, va, seed: int) -> dict:
+    def _train_loop(self, net, tr, va, seed: int, device: str = "cpu") -> dict:
         import torch
 
         p = self.params
         opt = torch.optim.Adam(net.parameters(), lr=float(p["lr"]))
         rng = np.random.default_rng(seed)
         bs = int(p["batch_size"])
-        val_batches = [_pad(va[i:i + bs]) for i in range(0, len(va), bs)]
+        val_batches = [_pad(va[i:i + bs], device) for i in range(0, len(va), bs)]
         best, best_state, best_epoch, bad = math.inf, None, 0, 0
         train_loss = math.nan
         epoch = 0
@@ -188,7 +196,7 @@ class LSTMTransitionModel(TransitionModel):
             order = rng.permutation(len(tr))
             total, steps = 0.0, 0
             for b, i in enumerate(range(0, len(order), bs)):
-                x, g, y, mask = _pad([tr[j] for j in order[i:i + bs]])
+                x, g, y, mask = _pad([tr[j] for j in order[i:i + bs]], device)
                 pred, _ = net(x, g)
                 loss, n = self._loss(pred, y, mask)
                 lv = float(loss.detach())
@@ -230,7 +238,7 @@ class LSTMTransitionModel(TransitionModel):
 
         pa, ya = pred[mask], y[mask]
         if self.mode == "state":
-            ones = torch.ones(pa.shape[0], dtype=pa.dtype)
+            ones = torch.ones(pa.shape[0], dtype=pa.dtype, device=pa.device)
             return F.cosine_embedding_loss(pa, ya, ones), pa.shape[0]
         return F.mse_loss(pa, ya), pa.numel()
 
@@ -355,8 +363,9 @@ def _make_lstm_net(dim: int, p: Mapping[str, Any]):
     return _Net()
 
 
-def _pad(batch):
-    """Pad ``[(x (T_i, D), g (D,), y (T_i, D))]`` to tensors ``x, y (B, Tmax, D)``, ``g (B, D)``, mask ``(B, Tmax)``."""
+def _pad(batch, device: str = "cpu"):
+    """Pad ``[(x (T_i, D), g (D,), y (T_i, D))]`` to tensors ``x, y (B, Tmax, D)``, ``g (B, D)``,
+    mask ``(B, Tmax)``, on torch ``device``."""
     import torch
 
     b = len(batch)
@@ -370,7 +379,7 @@ def _pad(batch):
         y[i, :len(yi)] = yi
         mask[i, :len(xi)] = True
     g = np.stack([gi for _, gi, _ in batch]).astype(np.float32)
-    return torch.from_numpy(x), torch.from_numpy(g), torch.from_numpy(y), torch.from_numpy(mask)
+    return tuple(torch.from_numpy(a).to(device) for a in (x, g, y, mask))
 
 
 __all__ = ["LSTMTransitionModel", "lstm_parameter_count"]

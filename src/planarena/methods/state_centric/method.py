@@ -33,6 +33,7 @@ from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
+from planarena.methods.units import lost_unit
 from planarena.search.decoding import (
     CachedStates,
     DecodeProblem,
@@ -161,6 +162,18 @@ class StateCentric(Method):
     successor_protocols = ("successor_set", "pool")
     #: the per-domain encoders hold wlplan feature generators: rebuilt on each worker
     transient = ("_encoders",)
+    #: LSTM training runs on this torch device (decoding stays on the CPU, in float64)
+    device_param = "transition_models.device"
+
+    def unit_device(self) -> str:
+        """``transition_models.device`` for the LSTM configurations; ``cpu`` for XGBoost (the
+        executor then never holds an XGBoost unit back for a GPU worker)."""
+        return super().unit_device() if self.model_kind == "lstm" else "cpu"
+
+    def _fit_kwargs(self) -> dict:
+        """Extra arguments of the model's ``fit``: the resolved torch device for the LSTM (called
+        inside a unit, so ``auto`` resolves on the worker that trains)."""
+        return {"device": self.torch_device()} if self.model_kind == "lstm" else {}
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
@@ -224,7 +237,8 @@ class StateCentric(Method):
         shared = (f"transition_models.{self.model_kind}", "transition_models.pool", "acp",
                   "embedplan.pool_size", "embedplan.pessimistic_ties", "embedplan.test_fraction",
                   "embedplan.max_train_transitions")
-        return shared + (("embed_wl",) if self.encoding == "wl" else ())
+        device = ("transition_models.device",) if self.model_kind == "lstm" else ()
+        return shared + device + (("embed_wl",) if self.encoding == "wl" else ())
 
     @property
     def data_deps(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -291,7 +305,7 @@ class StateCentric(Method):
             model = cls(mode=self.mode, dim=self.encoder(domain).dim, **hyper)
             start = time.perf_counter()
             try:
-                info = {"status": "ok", **model.fit(train, validation or None, seed=seed)}
+                info = {"status": "ok", **model.fit(train, validation or None, seed=seed, **self._fit_kwargs())}
                 model.save(out)
             except DivergedError as exc:
                 info = {"status": "diverged", "reason": str(exc)}
@@ -300,7 +314,8 @@ class StateCentric(Method):
 
         units = [(domain, seed) for domain in self.ps.domains for seed in self.seeds()]
         times: dict[str, float] = {}
-        for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}")):
+        for (domain, seed), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name}",
+                                                         device=self.unit_device(), on_failure=lost_unit)):
             times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
             facts["domains"][domain][f"seed{seed}"] = without_times(info)
         facts["pool"] = self._train_pool(model_dir, cls, self.pool_model_params(), times)
@@ -413,7 +428,7 @@ class StateCentric(Method):
                 tr, va = split_validation(task.train_rows, frac, seed)
                 model = cls(mode=self.mode, dim=phi.states.shape[1], **hyper)
                 info = model.fit(training_trajectories(phi, corpus, tr),
-                                 training_trajectories(phi, corpus, va) or None, seed=seed)
+                                 training_trajectories(phi, corpus, va) or None, seed=seed, **self._fit_kwargs())
                 model.save(out)
                 info = {"status": "ok", **info, "train_transitions": int(len(tr)),
                         "validation_transitions": int(len(va)), **phi.facts}
@@ -424,7 +439,8 @@ class StateCentric(Method):
             info.setdefault("train_time_s", round(time.perf_counter() - start, 3))
             return info
 
-        for (key, _, _), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name} (pool)")):
+        for (key, _, _), info in zip(units, run_units(fit, units, jobs=self.jobs, desc=f"train {self.name} (pool)",
+                                                        device=self.unit_device(), on_failure=lost_unit)):
             times[f"pool/{key}"] = info.pop("train_time_s", None)
             runs[key] = without_times(info)
         return {"status": "ok", "runs": dict(sorted(runs.items()))}
