@@ -34,28 +34,17 @@ def _lock_diff(work: Path, env: dict) -> str:
     return subprocess.run(["git", "diff", "dvc.lock"], cwd=work, env=env, capture_output=True, text=True).stdout[-4000:]
 
 
-#: models that are NOT yet the same in the stage process and on a Dask worker (an open defect, README
-#: "Scaling"): the R-GNN AIW policy's Blocksworld seed-13 model of the smoke profile (lookahead
-#: counts 102/303 in the stage process, 114/321 on a forked worker; each side is deterministic,
-#: and the records it gives are identical). Their hashes are left out of the comparison, by name.
-KNOWN_DIVERGENT_MODELS = ("aiw_ad",)
-
-
 def _timeless_lock(lock_text: str) -> dict:
     """dvc.lock without what legitimately differs between two runs of the same inputs: the resolve
     stages (they hash the whole params file), the outputs of the evaluate stages (records carry
-    wall times), the report (its inputs are those records, its cost tables show the times), and the
-    hashes of :data:`KNOWN_DIVERGENT_MODELS`."""
+    wall times) and the report (its inputs are those records, its cost tables show the times)."""
     stages = yaml.safe_load(lock_text)["stages"]
-    divergent = {f"data/models/{m}" for m in KNOWN_DIVERGENT_MODELS}
     out = {}
     for name, entry in stages.items():
         if name in ("resolve", "resolve_methods", "report"):
             continue
         if name.startswith("evaluate@"):
             entry = {k: v for k, v in entry.items() if k != "outs"}
-        entry = {k: [d for d in v if d.get("path") not in divergent] if k in ("deps", "outs") else v
-                 for k, v in entry.items()}
         out[name] = entry
     return out
 

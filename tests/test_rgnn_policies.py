@@ -312,6 +312,46 @@ def test_training_is_seeded_and_selects_by_validation(spanner):
     assert [v[0] for v in a.validation] == [1, 2] and len(a.best) == 3 and 0.0 <= a.best[0] <= 1.0
 
 
+def test_training_ignores_other_threads_drawing_from_pythons_random(spanner):
+    """A Dask worker's communication thread draws from Python's module-level ``random`` while a
+    unit trains; pymimir-rl's samplers get a private generator (``library_random``), so a policy
+    trained next to a thread that keeps drawing is the one trained alone."""
+    import random
+    import threading
+
+    import pymimir_rl.problem_sampling as ps
+
+    from planarena.methods.rgnn_policies.train import library_random
+
+    made = [spanner(goal, f"p{i}.pddl") for i, goal in enumerate(
+        ("(carrying bob s1)", "(carrying alice s1)", "(at bob l2) (at alice l0)", "(at alice l2) (at bob l1)"))]
+    cfg = TrainConfig(episodes=3, train_steps=2, batch=4, rollouts=4, max_jumps=4, eval_every=3,
+                      lr_episodes=3, temperature_episodes=3)
+
+    def run():
+        cache = LookaheadCache("iw", with_deltas=True)
+        for _, prob, problem in made:
+            cache.add(problem, object_types(prob))
+        torch.manual_seed(3)
+        return train_policy(PolicyNetwork(made[0][2].get_domain(), "ad", 8, 1), cache, [m[2] for m in made], [],
+                            cfg, 3, flat=False)
+
+    alone = run()
+    stop = threading.Event()
+    noise = threading.Thread(target=lambda: [random.random() for _ in iter(stop.is_set, True)], daemon=True)
+    noise.start()
+    try:
+        busy = run()
+    finally:
+        stop.set()
+        noise.join()
+    assert alone.td_errors == busy.td_errors
+    assert all(torch.equal(alone.state[k], busy.state[k]) for k in alone.state)
+    with library_random(5) as rng:
+        assert ps.random is rng
+    assert ps.random is random  # restored
+
+
 def test_schedules_and_config_errors():
     assert linear(1.0, 0.1, 0, 1000) == 1.0 and math.isclose(linear(1.0, 0.1, 500, 1000), 0.55)
     assert linear(1.0, 0.1, 5000, 1000) == 0.1

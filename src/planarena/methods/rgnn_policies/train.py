@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -95,8 +97,43 @@ def linear(start: float, end: float, episode: int, span: int) -> float:
     return start + (end - start) * episode / span
 
 
+@contextmanager
+def library_random(seed: int):
+    """Give pymimir-rl a private ``random.Random(seed)`` while the block runs.
+
+    pymimir-rl draws from Python's module-level ``random`` (problem sampling, lifted hindsight
+    goals). That generator is shared by every thread of the process: on a Dask worker the
+    communication thread draws from it too (``distributed.protocol.compression`` samples with
+    ``random.randint``), so seeding it did not make a unit reproducible - the same (domain, seed)
+    trained different policies in the stage process and on a worker. The library's modules look
+    ``random`` up at call time, so pointing their ``random`` global at the private generator makes
+    every draw of training come from ``seed`` alone. Not thread-safe across two trainings in one
+    process (the executor runs one unit per process at a time).
+    """
+    import pymimir_rl  # noqa: F401  (its submodules are in sys.modules after this)
+
+    rng = random.Random(seed)
+    modules = [m for name, m in list(sys.modules.items())
+               if name.startswith("pymimir_rl.") and getattr(m, "random", None) is random]
+    for m in modules:
+        m.random = rng
+    try:
+        yield rng
+    finally:
+        for m in modules:
+            m.random = random
+
+
 def train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list, validation: list,
                  cfg: TrainConfig, seed: int, flat: bool) -> TrainResult:
+    """Train ``network``; see :func:`_train_policy`. Every random draw comes from ``seed``
+    (:func:`library_random`, ``torch.manual_seed``), whatever else runs in the process."""
+    with library_random(seed):
+        return _train_policy(network, cache, problems, validation, cfg, seed, flat)
+
+
+def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list, validation: list,
+                  cfg: TrainConfig, seed: int, flat: bool) -> TrainResult:
     """Train ``network`` by DQN with lifted hindsight relabelling on the training ``problems``.
 
     Args:
@@ -104,7 +141,8 @@ def train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list, 
         cache: lookahead trees, with every training and validation problem registered.
         problems / validation: pymimir problems (validation may be empty: then the last episode's
             weights are kept, score by TD error only).
-        seed: seeds Python's ``random`` (pymimir-rl's samplers) and torch.
+        seed: seeds pymimir-rl's samplers (a private ``random.Random``, :func:`library_random`)
+            and torch.
         flat: primitive-successor policy (horizon ``max_steps``, buffer ``buffer_flat``) or a
             width-based one (``max_jumps``, ``buffer_iw``).
 
@@ -114,7 +152,6 @@ def train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list, 
     """
     import pymimir_rl as rl
 
-    random.seed(seed)
     torch.manual_seed(seed)
     start = time.perf_counter()
     model = LookaheadQModel(network, cache)
@@ -177,4 +214,4 @@ def train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list, 
     return res
 
 
-__all__ = ["TrainConfig", "TrainResult", "linear", "train_policy"]
+__all__ = ["TrainConfig", "TrainResult", "library_random", "linear", "train_policy"]
