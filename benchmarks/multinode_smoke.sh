@@ -18,10 +18,11 @@ git clone -q "$ROOT" "$WORK/planarena"
 cd "$WORK/planarena"
 ln -s "$ROOT/.venv" .venv
 source .venv/bin/activate
-export PYTHONPATH=$PWD/src HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export PYTHONPATH=$PWD/src HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1  # README "Scaling": one thread per worker
 
 # "machine A": the scheduler; "machines B and C": one worker each, started in the checkout
-dask scheduler --host 127.0.0.1 --port "$PORT" --no-dashboard > "$WORK/scheduler.log" 2>&1 &
+DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=2 \
+  dask scheduler --host 127.0.0.1 --port "$PORT" --no-dashboard > "$WORK/scheduler.log" 2>&1 &
 dask worker "tcp://127.0.0.1:$PORT" --nthreads 1 --no-dashboard --name B > "$WORK/worker-B.log" 2>&1 &
 dask worker "tcp://127.0.0.1:$PORT" --nthreads 1 --no-dashboard --name C > "$WORK/worker-C.log" 2>&1 &
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT

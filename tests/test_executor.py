@@ -234,7 +234,8 @@ def dask_cluster(tmp_path):
     (README "Scaling"); yields the scheduler's address."""
     pytest.importorskip("distributed")
     sched_file = tmp_path / "scheduler.json"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "src"),
+           "DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION": "1.0"}
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--no-dashboard",
                                "--host", "127.0.0.1", "--port", "0", "--scheduler-file", str(sched_file)],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]

@@ -255,7 +255,12 @@ def _start(cfg: ExecutorConfig):
 
     # a unit whose worker dies is rerun this many times (the scheduler counts; for an existing
     # scheduler its own configuration decides, README "Scaling")
-    dask.config.set({"distributed.scheduler.allowed-failures": cfg.retries})
+    # worker-saturation 1.0: a worker holds only the unit it runs (Dask's default, 1.1, sends a
+    # single-threaded worker a second one in advance), so a worker that dies takes only that unit
+    # with it; with 1.1 a queued bystander was counted as a suspect of the death and, after two
+    # deaths, lost (tests/test_executor.py::test_unit_that_keeps_killing_its_worker_is_an_error_record)
+    dask.config.set({"distributed.scheduler.allowed-failures": cfg.retries,
+                     "distributed.scheduler.worker-saturation": 1.0})
     quiet = logging.ERROR
     if cfg.mode == "address":
         try:
