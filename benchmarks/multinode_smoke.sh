@@ -42,5 +42,5 @@ cp reports/metrics.json "$WORK/metrics-local.json"
 
 if cmp -s "$WORK/metrics-address.json" "$WORK/metrics-local.json"; then same=identical; else same=DIFFERENT; fi
 printf '{"address_repro_s": %d, "local_repro_s": %d, "metrics_json": "%s", "cores": %s}\n' \
-  "$t_address" "$t_local" "$same" "$(nproc)" | tee "$WORK/result.json"
+  "$t_address" "$t_local" "$same" "$(getconf _NPROCESSORS_ONLN)" | tee "$WORK/result.json"
 [ "$same" = identical ]
