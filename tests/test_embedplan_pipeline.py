@@ -107,11 +107,20 @@ def test_evaluate_is_resumable(workspace):
     assert (layout.results / "embedplan_mlp.jsonl").read_text() == before
 
 
-def test_second_embedding_run_encodes_nothing_new(workspace):
+def test_second_embedding_run_encodes_nothing_new(workspace, capsys):
+    """The domains are executor units (workers encode; the stage process prints their cache
+    counters): a second run finds every text in the cache and writes the same arrays."""
+    import re
+
     params, layout, enc = workspace
-    seen = enc.texts
+    npz = sorted((layout.embeddings / "acp" / "bag-encoder").glob("*.npz"))
+    before = {p.name: p.read_bytes() for p in npz}
+    capsys.readouterr()
     embed_acp.run_stage(params, layout, encoder_override=enc)
-    assert enc.texts == seen
+    line = [x for x in capsys.readouterr().out.splitlines() if x.startswith("embed_acp bag-encoder: cache")][0]
+    counts = {k: float(v) for k, v in re.findall(r"'(\w+)': ([0-9.]+)", line)}
+    assert counts["misses"] == 0 and counts["hits"] == counts["unique"] > 0
+    assert {p.name: p.read_bytes() for p in npz} == before
 
 
 def test_report_section_has_protocols_matrix_and_counts(workspace):

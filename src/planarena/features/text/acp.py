@@ -29,7 +29,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from planarena.config import ConfigError, Layout, get
 from planarena.features.text.cache import EmbeddingCache, text_cache_root
@@ -106,18 +105,32 @@ def run_stage(params: dict, layout: Layout, *, encoder_override=None) -> dict:
     domains = [d for d in get(params, "acp.domains") if d in set(domains_available(layout.acp))]
     if not domains:
         raise FileNotFoundError(f"{layout.acp}: no ACP transition datasets; run the acp_data stage first")
+    from planarena.runner.executor import run_units
+
     metas = {}
     for i, name in enumerate(acp_encoders(params)):
         enc = encoder_override or make_encoder(params, name, i)
         root = layout.embeddings / "acp" / enc.slug
         meta = {"encoder": name, "encoder_id": enc.encoder_id, "domains": {}}
-        with EmbeddingCache(text_cache_root(layout, enc.slug), enc) as cache:
-            for domain in tqdm(domains, desc=f"embed_acp {enc.slug}", unit="domain"):
-                meta["domains"][domain] = embed_domain(cache, layout.acp, domain, root / f"{domain}.npz")
-            meta["dim"] = cache.dim
-            # cache hits vary from run to run: printed, not written (meta.json is a DVC output and
-            # must be identical when the embeddings are, or every rerun retrains the methods)
-            print(f"embed_acp {enc.slug}: cache {cache.stats.to_dict()}")
+        cache_root = text_cache_root(layout, enc.slug)
+
+        def embed(domain: str, enc=enc, root=root, cache_root=cache_root) -> tuple[dict, int, dict]:
+            # one domain per unit: the executor's single-threaded workers share the cores (an
+            # encoder is one compute thread per process, README "Cost"); the SQLite cache takes
+            # concurrent writers. A domain's texts, hence its batches, do not depend on the others.
+            with EmbeddingCache(cache_root, enc, progress=False) as cache:
+                info = embed_domain(cache, layout.acp, domain, root / f"{domain}.npz")
+                return info, cache.dim, cache.stats.to_dict()
+
+        hits: dict[str, int] = {}
+        for domain, (info, dim, stats) in zip(domains, run_units(embed, domains, desc=f"embed_acp {enc.slug}")):
+            meta["domains"][domain] = info
+            meta["dim"] = dim
+            for k, v in stats.items():
+                hits[k] = max(hits.get(k, 0), v) if k == "max_tokens" else round(hits.get(k, 0) + v, 3)
+        # cache hits vary from run to run: printed, not written (meta.json is a DVC output and
+        # must be identical when the embeddings are, or every rerun retrains the methods)
+        print(f"embed_acp {enc.slug}: cache {hits}")
         root.mkdir(parents=True, exist_ok=True)
         (root / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         metas[enc.slug] = meta

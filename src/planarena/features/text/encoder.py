@@ -310,6 +310,10 @@ class TextEncoder:
             self._model = model
         return self._model
 
+    def __getstate__(self) -> dict:
+        """Pickled without the loaded model (an executor worker loads its own, once)."""
+        return {**self.__dict__, "_model": None}
+
     @property
     def dim(self) -> int:
         """Embedding width (384 for MiniLM); loads the model."""
