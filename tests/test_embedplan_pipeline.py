@@ -123,6 +123,25 @@ def test_second_embedding_run_encodes_nothing_new(workspace, capsys):
     assert {p.name: p.read_bytes() for p in npz} == before
 
 
+def test_embedding_on_cluster_workers_writes_the_same_arrays(workspace, tmp_path, monkeypatch):
+    """On a cluster (here: a local 2-worker cluster standing in for one) each domain is a unit on
+    a worker; with an empty cache the arrays are byte-identical to the stage process's."""
+    import shutil
+
+    from planarena.runner import executor
+
+    params, layout, enc = workspace
+    out = layout.embeddings / "acp" / "bag-encoder"
+    before = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    ws = Layout(tmp_path / "data")
+    shutil.copytree(layout.acp, ws.acp)
+    monkeypatch.setattr(executor, "remote", lambda: True)
+    executor.configure(executor.ExecutorConfig(jobs=2, root=str(ws.root)))
+    embed_acp.run_stage(params, ws, encoder_override=BagOfSentencesEncoder())
+    after = {p.name: p.read_bytes() for p in sorted((ws.embeddings / "acp" / "bag-encoder").iterdir())}
+    assert after == before and len(before) > 2
+
+
 def test_report_section_has_protocols_matrix_and_counts(workspace):
     _, layout, _ = workspace
     recs = _records(layout, "embedplan_mlp") + _records(layout, "embedplan_untrained")
