@@ -249,6 +249,11 @@ def dask_cluster(tmp_path):
             procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
                                            "--nthreads", "1", "--no-dashboard"], env=env, cwd=ROOT,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        # both workers registered before the test dispatches (on a loaded machine the second one
+        # can take seconds to connect, and the scheduler would give every unit to the first)
+        from distributed import Client
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
         yield address
     finally:
         executor.shutdown()
