@@ -431,7 +431,8 @@ def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
     # the function's bytes as a task (not scattered data): if every worker holding them dies, the
     # scheduler recomputes them from the graph; each worker fetches them once
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*[Ll]arge object.*")
+        # the bytes are sent once on purpose (e.g. EmbedPlan's embeddings, ~70 MiB with MPNet)
+        warnings.filterwarnings("ignore", message=".*[Ll]arge (object|graph).*")
         work = cl.submit(_identity, payload, key=f"work-{tag}", pure=False)
     futures = [cl.submit(_run_unit, tag, work, unit, key=f"unit-{tag}-{i}", pure=False, resources=resources)
                for i, unit in enumerate(units)]
