@@ -224,23 +224,89 @@ def _too_permissive(domain_file: Path, entries, limit: float) -> str | None:
     return None
 
 
+@dataclass
+class _Settings:
+    """What :func:`run` reads from params once per stage (units: seconds, groundings)."""
+
+    eval_limit: float
+    plan_limit: float
+    planner: dict
+    max_groundings: float
+    per_problem: int | None
+    cache: PlannerCache
+
+
+def _measure(learned: LearnedDomain, true_domain: Path, tests: dict[str, Path], entries, states,
+             cfg: _Settings) -> tuple[str, LearnedDomain, dict]:
+    """Successor-set comparison of one learned domain: ``(outcome, learned, extra)``.
+
+    ``learned`` comes back with outcome ``timeout`` when it is too permissive to measure or the
+    comparison passed ``schema.eval_time_limit`` (then it is not planned with either), or ``error``
+    when pymimir cannot read it; ``extra`` holds the record's precision / recall facts. ``states`` is
+    a zero-argument callable giving the test states (read only when a comparison runs)."""
+    outcome, extra = learned.outcome, {}
+    if learned.outcome != "solved":
+        return outcome, learned, extra
+    def unreadable(exc: Exception) -> tuple[str, LearnedDomain, dict]:  # an outcome, not a crash
+        return "error", dataclasses.replace(learned, outcome="error", failure_reason=f"{type(exc).__name__}: {exc}"), extra
+
+    try:
+        too_many = _too_permissive(learned.path, entries, cfg.max_groundings)
+    except Exception as exc:
+        return unreadable(exc)
+    if too_many:
+        extra.update(precision=None, recall=None, sound=False, complete=False, test_states=0)
+        return "timeout", dataclasses.replace(learned, outcome="timeout", failure_reason=too_many), extra
+    test_states = states()  # the harness's own data: a read error here is a crash, not the method's
+    try:
+        c = successor_counts(true_domain, learned.path, tests, test_states, cfg.eval_limit)
+    except Exception as exc:
+        return unreadable(exc)
+    if c.timed_out:  # a domain the comparison could not finish is not planned with either
+        learned = dataclasses.replace(learned, outcome="timeout", failure_reason=(
+            "not planned: the successor comparison passed schema.eval_time_limit"))
+    extra.update(tp=c.tp, fp=c.fp, fn=c.fn, test_states=c.states,
+                 precision=None if c.timed_out else round(c.precision, 6),
+                 recall=None if c.timed_out else round(c.recall, 6),
+                 sound=c.sound and not c.timed_out, complete=c.complete and not c.timed_out)
+    return ("timeout" if c.timed_out else "solved"), learned, extra
+
+
+def _plan_with(learned: LearnedDomain, problem_file: Path, cfg: _Settings) -> Attempt:
+    """One test problem planned with the learned domain (LAMA-first after compiling negative
+    preconditions away); a domain that was not measured, failed or cannot be read gives the attempt
+    its outcome and reason."""
+    if learned.outcome == "timeout":   # too permissive to measure: not planned with (recorded)
+        return Attempt("unsolved", failure_reason=learned.failure_reason)
+    if learned.outcome != "solved":    # error / diverged: the attempt says the same
+        return Attempt(learned.outcome, failure_reason=learned.failure_reason or "no learned domain")
+    try:
+        with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
+            d, p = without_negative_preconditions(learned.path, problem_file, tmp)
+            r = plan_cached("lama_first", d, p, cfg.plan_limit, int(cfg.planner["memory_limit_mb"]), cfg.cache)
+        return Attempt(r.outcome, plan=r.plan if r.outcome == "solved" else None, failure_reason=r.failure_reason,
+                       wall_time=r.wall_time, extra={"planner": "lama_first on the learned domain", "cached": r.cached})
+    except Exception as exc:  # a learned file the planning path cannot read: an outcome
+        return Attempt("error", failure_reason=f"{type(exc).__name__}: {exc}")
+
+
 def run(ctx: "EvalContext") -> int:
     """Measure every (domain, seed) not yet recorded: one ``learn_schema`` record and one ``plan``
     record per test problem. Returns the number of records written."""
     method = ctx.method
     data = SchemaData(method.layout.schema)
     plan_ctx = dataclasses.replace(ctx, problems=data.problems)
-    eval_limit = float(get(method.params, "schema.eval_time_limit"))
-    fd = get(method.params, "planners.lama_first")
-    plan_limit = float(get(method.params, "schema.plan_time_limit"))
-    cache = PlannerCache(method.layout.cache / "fd")
-    failed = ctx.train_info.get("status", "ok") != "ok"
     # a method may measure on the first k test problems (smallest first) and the first m states of
     # each (the precondition-free floor: every grounding applies, tens of thousands per state on the
     # largest test problems, and Fast Downward grounds them all)
-    per_problem = method.config.get("max_test_states")
-    max_groundings = float(get(method.params, "schema.max_free_groundings"))
+    cfg = _Settings(eval_limit=float(get(method.params, "schema.eval_time_limit")),
+                    plan_limit=float(get(method.params, "schema.plan_time_limit")),
+                    planner=get(method.params, "planners.lama_first"),
+                    max_groundings=float(get(method.params, "schema.max_free_groundings")),
+                    per_problem=method.config.get("max_test_states"),
+                    cache=PlannerCache(method.layout.cache / "fd"))
     max_problems = method.config.get("max_test_problems")
+    failed = ctx.train_info.get("status", "ok") != "ok"
     # a resumed run: the learn_schema records already written decide whether a domain is planned with
     kept = {(r["domain"], r["seed"]): r for r in ctx.kept if (r.get("extra") or {}).get("task") == TASK}
     n = 0
@@ -248,7 +314,13 @@ def run(ctx: "EvalContext") -> int:
         true_domain = data.problems.domain_file(domain)
         entries = data.problems.select(domain, SPLIT)[:max_problems]
         tests = {e.problem: data.problems.problem_file(e) for e in entries}
-        states = None
+        cached: list = []
+
+        def states(domain=domain, tests=tests, cached=cached):  # read once per domain, when first needed
+            if not cached:
+                cached.append([s for s in data.test_states(domain, cfg.per_problem) if s[0] in tests])
+            return cached[0]
+
         for seed in ctx.seeds:
             start = time.perf_counter()
             key = (TASK, domain, SPLIT, domain, seed)
@@ -257,60 +329,19 @@ def run(ctx: "EvalContext") -> int:
             if key in ctx.done and kept.get((domain, seed), {}).get("outcome") == "timeout":
                 learned = dataclasses.replace(learned, outcome="timeout", failure_reason=kept[(domain, seed)]["failure_reason"])
             if key not in ctx.done:
-                extra = {"task": TASK, **learned.extra}
-                outcome, c, too_many = learned.outcome, None, None
-                if learned.outcome == "solved":
-                    try:
-                        too_many = _too_permissive(learned.path, entries, max_groundings)
-                    except Exception as exc:  # a learned file pymimir cannot read: an outcome, not a crash
-                        learned = dataclasses.replace(learned, outcome="error", failure_reason=f"{type(exc).__name__}: {exc}")
-                        outcome = "error"
-                if too_many:
-                    outcome = "timeout"
-                    learned = dataclasses.replace(learned, outcome="timeout", failure_reason=too_many)
-                    extra.update(precision=None, recall=None, sound=False, complete=False, test_states=0)
-                elif learned.outcome == "solved":
-                    states = states if states is not None else [
-                        s for s in data.test_states(domain, per_problem) if s[0] in tests]
-                    try:
-                        c = successor_counts(true_domain, learned.path, tests, states, eval_limit)
-                    except Exception as exc:  # a learned file pymimir cannot read: an outcome, not a crash
-                        learned = dataclasses.replace(learned, outcome="error", failure_reason=f"{type(exc).__name__}: {exc}")
-                        outcome = "error"
-                if c is not None:
-                    outcome = "timeout" if c.timed_out else "solved"
-                    if c.timed_out:  # a domain the comparison could not finish is not planned with either
-                        learned = dataclasses.replace(learned, outcome="timeout", failure_reason=(
-                            "not planned: the successor comparison passed schema.eval_time_limit"))
-                    extra.update(tp=c.tp, fp=c.fp, fn=c.fn, test_states=c.states,
-                                 precision=None if c.timed_out else round(c.precision, 6),
-                                 recall=None if c.timed_out else round(c.recall, 6),
-                                 sound=c.sound and not c.timed_out, complete=c.complete and not c.timed_out)
+                outcome, learned, extra = _measure(learned, true_domain, tests, entries, states, cfg)
                 ctx.writer.write(ResultRecord(
                     method=method.name, family=method.family, domain=domain, split=SPLIT, problem=domain,
                     seed=seed, outcome=outcome, wall_time=round(time.perf_counter() - start, 4),
                     failure_reason=learned.failure_reason
                     or ("successor comparison past schema.eval_time_limit" if outcome == "timeout" else None),
-                    config_hash=ctx.fingerprint, extra={**ctx.train_facts, **extra}).to_dict())
+                    config_hash=ctx.fingerprint, extra={**ctx.train_facts, "task": TASK, **learned.extra, **extra}).to_dict())
                 n += 1
             for entry in entries:
                 if ("plan", domain, SPLIT, entry.problem, seed) in ctx.done:
                     continue
                 t0 = time.perf_counter()
-                if learned.outcome == "timeout":   # too permissive to measure: not planned with (recorded)
-                    res = Attempt("unsolved", failure_reason=learned.failure_reason)
-                elif learned.outcome != "solved":  # error / diverged: the attempt says the same
-                    res = Attempt(learned.outcome, failure_reason=learned.failure_reason or "no learned domain")
-                else:
-                    try:
-                        with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
-                            d, p = without_negative_preconditions(learned.path, data.problems.problem_file(entry), tmp)
-                            r = plan_cached("lama_first", d, p, plan_limit, int(fd["memory_limit_mb"]), cache)
-                        res = Attempt(r.outcome, plan=r.plan if r.outcome == "solved" else None,
-                                      failure_reason=r.failure_reason, wall_time=r.wall_time,
-                                      extra={"planner": "lama_first on the learned domain", "cached": r.cached})
-                    except Exception as exc:  # a learned file the planning path cannot read: an outcome
-                        res = Attempt("error", failure_reason=f"{type(exc).__name__}: {exc}")
+                res = _plan_with(learned, data.problems.problem_file(entry), cfg)
                 ctx.writer.write(coverage.record(plan_ctx, entry, seed, res, time.perf_counter() - t0).to_dict())
                 n += 1
     return n
