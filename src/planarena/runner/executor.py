@@ -45,6 +45,7 @@ import atexit
 import logging
 import os
 import sys
+import threading
 import uuid
 import warnings
 from dataclasses import dataclass, field
@@ -436,6 +437,16 @@ def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
         work = cl.submit(_identity, payload, key=f"work-{tag}", pure=False)
     futures = [cl.submit(_run_unit, tag, work, unit, key=f"unit-{tag}-{i}", pure=False, resources=resources)
                for i, unit in enumerate(units)]
+    # the bar counts units as they finish (results are still yielded in unit order: counting those
+    # showed 2 of 51 done, and a 3-hour ETA, when 17 models were written)
+    lock = threading.Lock()
+
+    def finished(_fut) -> None:
+        with lock:
+            bar.update()
+
+    for fut in futures:
+        fut.add_done_callback(finished)
     try:
         for i, unit in enumerate(units):
             fut = futures[i]
@@ -450,7 +461,6 @@ def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
                 result = on_failure(unit, reason)
             futures[i] = None  # release the result on the worker
             yield result
-            bar.update()
     finally:
         live = [f for f in futures if f is not None]
         if live:
