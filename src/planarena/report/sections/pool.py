@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -369,10 +370,20 @@ def published_summary(pool: Pool | None) -> pd.DataFrame | None:
     published = [c for c in pool.summary.columns if str(c).startswith("published")]
     if not published:
         return None
-    keep = (pool.summary[published] != DASH).any(axis=1)
-    cols = ["protocol", "method", "Hit@5", "Plan mean Hit@5", *published]
-    return pool.summary.loc[keep, [c for c in cols if c in pool.summary.columns]].rename(
-        columns={"Hit@5": "measured Hit@5", "Plan mean Hit@5": "measured plan mean Hit@5"})
+    summary = pool.summary
+    keep = (summary[published] != DASH).any(axis=1)
+    # the floor each kept row is measured against (e.g. the identity predictor of its encoding)
+    # stays beside it, with no published value of its own
+    lift = "lift over floor (Hit@5)"
+    if lift in summary.columns:
+        floors = {(row["protocol"], m.group(1)) for _, row in summary[keep].iterrows()
+                  for m in [re.search(r"vs `([^`]+)`", str(row[lift]))] if m}
+        keep |= pd.Series([(p, m) in floors for p, m in zip(summary["protocol"], summary["method"])],
+                          index=summary.index)
+    cols = ["protocol", "method", "Hit@5", "Plan mean Hit@5", lift, *published]
+    return summary.loc[keep, [c for c in cols if c in summary.columns]].rename(
+        columns={"Hit@5": "measured Hit@5", "Plan mean Hit@5": "measured plan mean Hit@5",
+                 lift: "measured lift over floor (Hit@5, points)"})
 
 
 def render(pool: Pool | None) -> list[str]:
