@@ -161,3 +161,25 @@ def test_plot_data_has_a_row_per_family_and_floors_as_references():
     hit = hit5_plot_data(summary, {"model": FAM, "ident": FAM}, TRAITS)
     assert [(r["method"], r["kind"], r["hit5"]) for r in hit] == [("ident", "floor", 30.0), ("model", "model", 55.0)]
     assert {r["row"] for r in hit} == {f"{FAM} · WL encoding"}
+
+
+def test_published_side_by_side_keeps_each_rows_floor():
+    """EmbedPlan rows with a published column keep the identity floor they are measured against
+    (no published value of its own) and their lift over it; an unrelated row stays out."""
+    from planarena.report.sections.pool import Pool, published_summary
+
+    fam = "embedplan-latent-transitions"
+    traits = {"embedplan_identity": ReportTraits(role="floor", floor_group="MPNet"),
+              "embedplan_mlp": ReportTraits(floor_group="MPNet"), "other": ReportTraits()}
+    records = [pool_rec(m, "extrapolation", d, 0, 0.1, h, family=f)
+               for m, h, f in (("embedplan_mlp", 0.7, fam), ("embedplan_identity", 0.5, fam), ("other", 0.2, FAM))
+               for d in ("blocksworld", "ferry")]
+    summary = pool_summary(records, traits)
+    side = published_summary(Pool(table=None, summary=summary, inputs_notes=[], summary_notes=[], reading=[],
+                                  matrices=[], counts=None))
+    rows = side.set_index("method")
+    assert set(rows.index) == {"embedplan_mlp", "embedplan_identity"}
+    assert rows.loc["embedplan_mlp", "measured lift over floor (Hit@5, points)"] == "+20.0 vs `embedplan_identity`"
+    assert rows.loc["embedplan_identity", "measured Hit@5"].startswith("50.0")
+    assert rows.loc["embedplan_mlp", "published MPNet (Tables 1, 20)"] == "26.8"
+    assert rows.loc["embedplan_identity", "published MPNet (Tables 1, 20)"] == "–"

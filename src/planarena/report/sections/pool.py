@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,6 +186,7 @@ def pool_summary(
         method = sub[0].method
         floor = floor_of(traits, method)
         if floor is not None:
+            row["floor"] = floor
             row["lift over floor (Hit@5)"] = _lift(recs, proto, method, floor)
         for paper in papers:
             own = all(r.family == paper.family for r in sub)
@@ -375,9 +375,8 @@ def published_summary(pool: Pool | None) -> pd.DataFrame | None:
     # the floor each kept row is measured against (e.g. the identity predictor of its encoding)
     # stays beside it, with no published value of its own
     lift = "lift over floor (Hit@5)"
-    if lift in summary.columns:
-        floors = {(row["protocol"], m.group(1)) for _, row in summary[keep].iterrows()
-                  for m in [re.search(r"vs `([^`]+)`", str(row[lift]))] if m}
+    if "floor" in summary.columns:
+        floors = set(zip(summary.loc[keep, "protocol"], summary.loc[keep, "floor"]))
         keep |= pd.Series([(p, m) in floors for p, m in zip(summary["protocol"], summary["method"])],
                           index=summary.index)
     cols = ["protocol", "method", "Hit@5", "Plan mean Hit@5", lift, *published]
