@@ -338,13 +338,24 @@ def test_training_ignores_other_threads_drawing_from_pythons_random(spanner):
 
     alone = run()
     stop = threading.Event()
-    noise = threading.Thread(target=lambda: [random.random() for _ in iter(stop.is_set, True)], daemon=True)
+    draws = [0]  # a count, not the draws: the thread runs for the whole training
+
+    def draw():
+        # Draws in small bursts and sleeps between them: a tight loop would hold the GIL for most
+        # of the training (it made this test take 87 s) without changing what the test shows.
+        while not stop.wait(0.0002):
+            for _ in range(16):
+                random.random()
+            draws[0] += 16
+
+    noise = threading.Thread(target=draw, daemon=True)
     noise.start()
     try:
         busy = run()
     finally:
         stop.set()
         noise.join()
+    assert draws[0] > 0, "the noise thread never drew"
     assert alone.td_errors == busy.td_errors
     assert all(torch.equal(alone.state[k], busy.state[k]) for k in alone.state)
     with library_random(5) as rng:

@@ -1,0 +1,239 @@
+"""Intervals and paired tests for the leaderboard's headline numbers.
+
+Every headline cell carries its count and a 95 % interval, and "better" means better by a paired
+test on the same problems (and seeds). The statistics come from :mod:`scipy.stats`; this module only
+chooses which one fits a cell and keeps the resampling seeded, so a report is byte-stable:
+
+* a proportion of one run (coverage of a deterministic planner): the **Wilson score interval**
+  (Wilson 1927; ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``);
+* a mean over several seeds: a **hierarchical percentile bootstrap**: resample the problems (or
+  queries), then the seeds, with replacement (Davison & Hinkley 1997, section 3.8, "two-stage
+  sampling"), :data:`RESAMPLES` resamples from a generator seeded by the caller;
+* a paired coverage comparison of two methods on the same problems: **McNemar's exact test** when
+  each method ran once (the two-sided binomial test on the discordant problems,
+  ``scipy.stats.binomtest``); with several seeds, the exact (or, past :data:`EXACT_LIMIT` discordant
+  problems, seeded Monte-Carlo) **paired sign-flip permutation test** on the per-problem solved
+  fractions (``scipy.stats.permutation_test``, ``permutation_type="samples"``). Problems are the
+  unit in both: the seeds of one problem are not independent draws, so pairing (problem, seed)
+  units as if they were would overstate significance. For 0/1 data of one seed the two tests are
+  the same test;
+* a paired comparison of per-query scores (Hit@k, plan quality): the **Wilcoxon signed-rank test**
+  (``scipy.stats.wilcoxon``, zero differences dropped, Wilcoxon 1945);
+* several comparisons in one table: **Holm's step-down correction** (Holm 1979), which controls the
+  family-wise error rate without assuming independence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats
+
+#: Confidence level of every interval in the report.
+CONFIDENCE = 0.95
+#: Significance level of every paired test (after Holm's correction where a table holds several).
+ALPHA = 0.05
+#: Bootstrap resamples per interval.
+RESAMPLES = 2000
+#: Largest number of discordant problems for which the permutation test enumerates every sign
+#: pattern (2**EXACT_LIMIT patterns); above it, RESAMPLES seeded Monte-Carlo patterns.
+EXACT_LIMIT = 16
+
+INTERVAL_METHODS = {
+    "wilson": "Wilson score interval of k/n (one run)",
+    "bootstrap": f"hierarchical percentile bootstrap ({RESAMPLES} resamples: problems, then seeds)",
+}
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with its ``CONFIDENCE`` interval.
+
+    Attributes:
+        value: the estimate (a fraction in [0, 1] for coverage; whatever unit the caller's values
+            have otherwise).
+        low, high: the interval's ends, same unit; NaN when undefined (no data).
+        n: problems (or queries) the estimate rests on.
+        runs: seeds averaged.
+        k: solved count when the estimate is a proportion of one run (``value == k / n``), else None.
+        method: a key of :data:`INTERVAL_METHODS`.
+    """
+
+    value: float
+    low: float
+    high: float
+    n: int
+    runs: int
+    k: int | None
+    method: str
+
+
+def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> Interval:
+    """``k`` successes out of ``n`` with the Wilson score interval.
+
+    ``k = 0`` gives ``[0, z^2 / (n + z^2)]``; ``k = n`` its mirror; ``n = 0`` gives NaN for every
+    field but the counts.
+
+    Raises:
+        ValueError: ``k`` outside ``[0, n]``.
+    """
+    if not 0 <= k <= n:
+        raise ValueError(f"wilson: k={k} outside [0, n={n}]")
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, 1, 0, "wilson")
+    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
+    return Interval(k / n, float(ci.low), float(ci.high), int(n), 1, int(k), "wilson")
+
+
+def hierarchical_bootstrap(
+    values: np.ndarray, seed: int, resamples: int = RESAMPLES, confidence: float = CONFIDENCE
+) -> Interval:
+    """Mean of ``values`` (shape ``(units, seeds)``: problems or queries by seeds) with a two-stage
+    percentile bootstrap interval: each resample draws the units with replacement, then the seeds
+    with replacement, and takes the mean of the drawn block.
+
+    With one seed this is the ordinary bootstrap over units. ``seed`` seeds numpy's generator, so
+    the same values and seed give the same interval. An empty array gives NaN.
+
+    Raises:
+        ValueError: ``values`` is not two-dimensional.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2:
+        raise ValueError(f"hierarchical_bootstrap: values must be (units, seeds), got shape {values.shape}")
+    units, runs = values.shape
+    if units == 0 or runs == 0:
+        return Interval(math.nan, math.nan, math.nan, units, runs, None, "bootstrap")
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, units, size=(resamples, units))
+    cols = rng.integers(0, runs, size=(resamples, runs))
+    # mean over the drawn block = mean over drawn units of the mean over drawn seeds
+    per_seed = values[rows]  # (resamples, units, runs)
+    means = np.take_along_axis(per_seed, cols[:, None, :].repeat(units, axis=1), axis=2).mean(axis=(1, 2))
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return Interval(float(values.mean()), float(low), float(high), units, runs, None, "bootstrap")
+
+
+def proportion_interval(solved: np.ndarray, seed: int) -> Interval:
+    """The interval of a coverage cell from its solved matrix (shape ``(problems, seeds)``, 0/1):
+    Wilson for one run, the hierarchical bootstrap for several (:data:`INTERVAL_METHODS`)."""
+    solved = np.asarray(solved, dtype=float)
+    if solved.ndim != 2:
+        raise ValueError(f"proportion_interval: solved must be (problems, seeds), got shape {solved.shape}")
+    if solved.shape[1] == 1:
+        return wilson(int(solved.sum()), solved.shape[0])
+    return hierarchical_bootstrap(solved, seed)
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """A paired comparison of method A against method B on the same units.
+
+    Attributes:
+        test: ``"mcnemar"``, ``"sign-flip permutation"`` or ``"wilcoxon"``.
+        n: paired units (problems or queries).
+        a_better, b_better: units where A scored higher, where B scored higher (the discordant
+            problems of McNemar's test).
+        diff: mean of A - B over the units.
+        p: two-sided p-value (1.0 when no unit differs).
+    """
+
+    test: str
+    n: int
+    a_better: int
+    b_better: int
+    diff: float
+    p: float
+
+
+def paired_coverage(a: np.ndarray, b: np.ndarray, seed: int) -> PairedTest:
+    """Paired test of two methods' coverage on the same problems.
+
+    ``a`` and ``b``: solved matrices of shape ``(problems, seeds_a)`` and ``(problems, seeds_b)``
+    (0/1), rows in the same problem order; the seed counts may differ (a deterministic planner
+    against a learned policy of three seeds). Each problem's solved fraction over its seeds is
+    compared. One seed each: McNemar's exact test; otherwise the paired sign-flip permutation test
+    of the mean difference (exact up to :data:`EXACT_LIMIT` differing problems, else seeded
+    Monte-Carlo with :data:`RESAMPLES` patterns).
+
+    Raises:
+        ValueError: the problem counts differ or a matrix is not two-dimensional.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0]:
+        raise ValueError(f"paired_coverage: matrices must be (problems, seeds) over the same problems, "
+                         f"got {a.shape} and {b.shape}")
+    d = a.mean(axis=1) - b.mean(axis=1)
+    n = len(d)
+    a_better, b_better = int((d > 0).sum()), int((d < 0).sum())
+    diff = float(d.mean()) if n else math.nan
+    if a_better + b_better == 0:
+        test = "mcnemar" if a.shape[1] == b.shape[1] == 1 else "sign-flip permutation"
+        return PairedTest(test, n, 0, 0, diff, 1.0)
+    if a.shape[1] == 1 and b.shape[1] == 1:
+        p = stats.binomtest(min(a_better, b_better), a_better + b_better, 0.5).pvalue
+        return PairedTest("mcnemar", n, a_better, b_better, diff, float(min(1.0, p)))
+    nonzero = d[d != 0]
+    res = stats.permutation_test(
+        (nonzero,), np.mean, permutation_type="samples", alternative="two-sided",
+        n_resamples=np.inf if len(nonzero) <= EXACT_LIMIT else RESAMPLES,
+        rng=np.random.default_rng(seed),
+    )
+    return PairedTest("sign-flip permutation", n, a_better, b_better, diff, float(min(1.0, res.pvalue)))
+
+
+def paired_scores(a: Sequence[float], b: Sequence[float]) -> PairedTest:
+    """Wilcoxon signed-rank test of two methods' per-unit scores (Hit@k per query, plan quality
+    per problem) on the same units, zero differences dropped (``zero_method="wilcox"``); exact
+    distribution where scipy uses it (small n without ties).
+
+    Raises:
+        ValueError: ``a`` and ``b`` differ in length.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired_scores: {a.shape} vs {b.shape} units")
+    d = a - b
+    n = len(d)
+    a_better, b_better = int((d > 0).sum()), int((d < 0).sum())
+    diff = float(d.mean()) if n else math.nan
+    if a_better + b_better == 0:
+        return PairedTest("wilcoxon", n, 0, 0, diff, 1.0)
+    p = stats.wilcoxon(a, b, zero_method="wilcox").pvalue
+    return PairedTest("wilcoxon", n, a_better, b_better, diff, float(p))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (Holm 1979), in the input order.
+
+    Sorted ascending, the i-th smallest (0-based) of m is multiplied by ``m - i``, made monotone
+    by a running maximum, and capped at 1. NaN entries are left NaN and do not count in ``m``.
+    """
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = len(ok)
+    order = ok[np.argsort(p[ok], kind="stable")]
+    running = 0.0
+    for i, j in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[j]))
+        out[j] = running
+    return out.tolist()
+
+
+def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:
+    """``"[0.41, 0.73]"`` (values times ``scale``); ``"[n/a]"`` when undefined."""
+    if math.isnan(iv.low):
+        return "[n/a]"
+    return f"[{iv.low * scale:{spec}}, {iv.high * scale:{spec}}]"
+
+
+__all__ = [
+    "ALPHA", "CONFIDENCE", "EXACT_LIMIT", "INTERVAL_METHODS", "RESAMPLES", "Interval", "PairedTest",
+    "format_interval", "hierarchical_bootstrap", "holm", "paired_coverage", "paired_scores",
+    "proportion_interval", "wilson",
+]

@@ -1,0 +1,101 @@
+"""Intervals and paired tests of the leaderboard (``planarena.report.stats``) on hand-computed cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from planarena.report import stats
+
+Z2 = 1.959963984540054 ** 2
+
+
+def test_wilson_hand_computed_including_k_0_and_k_n():
+    # k = 0: [0, z^2 / (n + z^2)]; k = n: the mirror
+    iv = stats.wilson(0, 10)
+    assert iv.value == 0.0 and iv.low == 0.0 and math.isclose(iv.high, Z2 / (10 + Z2), rel_tol=1e-9)
+    iv = stats.wilson(10, 10)
+    assert iv.value == 1.0 and iv.high == 1.0 and math.isclose(iv.low, 1 - Z2 / (10 + Z2), rel_tol=1e-9)
+    # k = 5 of 10: centre 0.5, half-width z sqrt(k(n-k)/n + z^2/4) / (n + z^2)
+    half = math.sqrt(Z2) * math.sqrt(2.5 + Z2 / 4) / (10 + Z2)
+    iv = stats.wilson(5, 10)
+    assert math.isclose(iv.low, 0.5 - half, rel_tol=1e-9) and math.isclose(iv.high, 0.5 + half, rel_tol=1e-9)
+    assert (iv.k, iv.n, iv.runs, iv.method) == (5, 10, 1, "wilson")
+    assert math.isnan(stats.wilson(0, 0).value)
+    with pytest.raises(ValueError, match="outside"):
+        stats.wilson(3, 2)
+
+
+def test_hierarchical_bootstrap_is_seeded_and_brackets_the_mean():
+    rng = np.random.default_rng(0)
+    values = (rng.random((30, 3)) < 0.4).astype(float)
+    a = stats.hierarchical_bootstrap(values, seed=7)
+    b = stats.hierarchical_bootstrap(values, seed=7)
+    assert a == b and a.low <= a.value <= a.high and (a.n, a.runs, a.k) == (30, 3, None)
+    scores = np.random.default_rng(1).random((30, 3))  # continuous: another seed, other ends
+    assert stats.hierarchical_bootstrap(scores, seed=8).low != stats.hierarchical_bootstrap(scores, seed=7).low
+    # all unsolved / all solved: a degenerate interval at the value (k = 0 and k = n)
+    zero = stats.hierarchical_bootstrap(np.zeros((12, 3)), seed=1)
+    one = stats.hierarchical_bootstrap(np.ones((12, 3)), seed=1)
+    assert (zero.value, zero.low, zero.high) == (0.0, 0.0, 0.0) and (one.low, one.high) == (1.0, 1.0)
+    # problems vary more than seeds: the interval is wider than resampling seeds alone would give
+    rows = np.repeat(np.array([[1.0], [0.0]]), 10, axis=0).repeat(3, axis=1)
+    wide = stats.hierarchical_bootstrap(rows, seed=3)
+    assert wide.low < 0.4 and wide.high > 0.6
+    with pytest.raises(ValueError, match="units, seeds"):
+        stats.hierarchical_bootstrap(np.zeros(5), seed=1)
+
+
+def test_proportion_interval_picks_wilson_for_one_run_and_bootstrap_for_several():
+    one = stats.proportion_interval(np.array([[1], [0], [1], [1]]), seed=1)
+    assert one.method == "wilson" and one.k == 3 and one.n == 4
+    several = stats.proportion_interval(np.array([[1, 0], [0, 0], [1, 1]]), seed=1)
+    assert several.method == "bootstrap" and several.runs == 2 and math.isclose(several.value, 0.5)
+
+
+def test_mcnemar_exact_hand_computed():
+    # 0 vs 5 discordant problems: p = 2 * 0.5**5
+    a = np.array([[0]] * 5 + [[1]] * 3)
+    b = np.array([[1]] * 5 + [[1]] * 3)
+    t = stats.paired_coverage(a, b, seed=1)
+    assert t.test == "mcnemar" and (t.a_better, t.b_better, t.n) == (0, 5, 8)
+    assert math.isclose(t.p, 2 * 0.5 ** 5) and math.isclose(t.diff, -5 / 8)
+    # 1 vs 6: p = 2 * (C(7,0) + C(7,1)) / 2**7
+    a = np.array([[1]] + [[0]] * 6 + [[0]] * 2)
+    b = np.array([[0]] + [[1]] * 6 + [[0]] * 2)
+    assert math.isclose(stats.paired_coverage(a, b, seed=1).p, 2 * 8 / 128)
+    # no discordant problem: p = 1
+    same = stats.paired_coverage(np.ones((4, 1)), np.ones((4, 1)), seed=1)
+    assert (same.p, same.a_better, same.b_better) == (1.0, 0, 0)
+    with pytest.raises(ValueError, match="same problems"):
+        stats.paired_coverage(np.ones((4, 1)), np.ones((3, 1)), seed=1)
+
+
+def test_sign_flip_permutation_with_seeds_hand_computed():
+    # per-problem solved fractions 3 seeds vs 1 run: differences (1, 1, 1, 1/3, 0): four nonzero,
+    # all positive; of the 2**4 sign patterns only this one and its mirror are as extreme
+    a = np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1], [1, 0, 0], [0, 0, 0]])
+    b = np.array([[0], [0], [0], [0], [0]])
+    t = stats.paired_coverage(a, b, seed=1)
+    assert t.test == "sign-flip permutation" and (t.a_better, t.b_better) == (4, 0)
+    assert math.isclose(t.p, 2 / 16)
+    assert stats.paired_coverage(a, b, seed=2).p == t.p  # exact: no dependence on the seed
+
+
+def test_wilcoxon_and_holm_hand_computed():
+    t = stats.paired_scores([0.9, 0.8, 0.7, 0.6, 0.5, 0.4], [0.1] * 6)
+    # all six differences positive: exact two-sided p = 2 / 2**6
+    assert t.test == "wilcoxon" and (t.a_better, t.b_better) == (6, 0) and math.isclose(t.p, 2 / 64)
+    assert stats.paired_scores([1, 2], [1, 2]).p == 1.0
+    # Holm: 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> running max 0.06
+    assert np.allclose(stats.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    adjusted = stats.holm([0.5, float("nan"), 0.01])
+    assert math.isnan(adjusted[1]) and np.allclose([adjusted[0], adjusted[2]], [0.5, 0.02])
+    assert stats.holm([0.6, 0.9]) == [1.0, 1.0]
+
+
+def test_format_interval():
+    assert stats.format_interval(stats.wilson(5, 10)) == "[0.24, 0.76]"
+    assert stats.format_interval(stats.wilson(0, 0)) == "[n/a]"
