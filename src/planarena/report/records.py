@@ -54,6 +54,11 @@ class ReportInputs:
     splits: tuple[str, ...] = ()
     traits: Mapping[str, ReportTraits] = field(default_factory=dict)
     acp_dir: Path | None = None
+    #: seeds every bootstrap and Monte-Carlo test of the report (params ``seed``)
+    seed: int = 0
+    #: time limit in force per method, seconds (T_max of the IPC agile score;
+    #: :func:`planarena.report.sections.quality.time_limits` of params)
+    time_limits: Mapping[str, float] = field(default_factory=dict)
 
 
 def load_inputs(

@@ -5,6 +5,7 @@ versions, profile, hardware), the settings methods declare for the report
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import platform
 import subprocess
@@ -108,14 +109,35 @@ def planner_limits(params: Mapping) -> str:
     return "; ".join(parts) or "unknown"
 
 
-def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = None) -> dict:
-    """Provenance for the section, as a dict (git, params hash, profile, suite, CPU, Python,
-    packages, planner limits), plus ``method_settings``: the ``(item, value)`` rows the configured
-    methods declare (:func:`planarena.report.traits.info_rows` of ``traits``)."""
+def code_hash(inputs_dir: str | os.PathLike | None) -> str | None:
+    """A hash of the code that produced the records: the ``code`` fingerprints (AST hashes of each
+    stage's import closure, :func:`planarena.runner.inputs.code_fingerprint`) of every stage inputs
+    file under ``inputs_dir`` (``data/inputs``, written by the ``resolve`` stages). None when there
+    are none. Unlike git's dirty flag, a README edit or a comment does not change it."""
+    if inputs_dir is None or not Path(inputs_dir).is_dir():
+        return None
+    codes = {}
+    for f in sorted(Path(inputs_dir).rglob("*.json")):
+        try:
+            code = json.loads(f.read_text()).get("code")
+        except (OSError, ValueError):
+            continue
+        if code:
+            codes[str(f.relative_to(inputs_dir))] = code
+    return stable_hash(codes) if codes else None
+
+
+def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = None,
+                 inputs_dir: str | os.PathLike | None = None) -> dict:
+    """Provenance for the section, as a dict (git, code hash, params hash, profile, suite, CPU,
+    Python, packages, planner limits), plus ``method_settings``: the ``(item, value)`` rows the
+    configured methods declare (:func:`planarena.report.traits.info_rows` of ``traits``).
+    ``inputs_dir``: the stage inputs folder (``data/inputs``) for :func:`code_hash`."""
     rev, dirty = git_state()
     return {
         "git_revision": rev,
         "git_dirty": dirty,
+        "code_hash": code_hash(inputs_dir),
         "params_hash": stable_hash(params),
         "profile": str(params.get("profile", "unknown")),
         "suite": _suite_name(params),
@@ -160,6 +182,10 @@ def render_info(info: Mapping, methods: pd.DataFrame) -> str:
     kv = pd.DataFrame(
         [
             ("git revision", rev),
+            (
+                "code hash",
+                f"{info.get('code_hash') or 'unknown'} (AST hashes of every stage's code, from `data/inputs`)",
+            ),
             (
                 "params hash",
                 f"{info.get('params_hash')} (config.stable_hash of the resolved params)",

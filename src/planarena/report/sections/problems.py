@@ -194,12 +194,17 @@ def unknown_problem_notes(
 
     Candidate-pool records (:func:`planarena.report.records.is_pool_record`) are not about
     manifest problems (their ``split`` is the protocol's, e.g. ``same domain``, and their
-    ``problem`` the encoder), so they are never listed here.
+    ``problem`` the encoder), nor are schema-learning (``learn_schema``) records (their ``problem``
+    is the domain), so they are never listed here.
     """
     notes: list[str] = []
     stale: dict[tuple, list[str]] = defaultdict(list)
     for r in latest_records(records):
-        if not is_pool_record(r) and r.problem not in index.get((r.domain, r.split), ()):
+        # a schema-learning record is about a domain (its ``problem`` is the domain's name, by the
+        # protocol's contract), not a manifest problem
+        if is_pool_record(r) or record_task(r) == "learn_schema":
+            continue
+        if r.problem not in index.get((r.domain, r.split), ()):
             stale[(r.method, r.domain, r.split)].append(f"{r.problem} (seed {r.seed})")
     for (m, d, s), ex in sorted(
         stale.items(), key=lambda kv: (kv[0][0], kv[0][1], split_sort_key(kv[0][2]))
@@ -225,11 +230,19 @@ def consistency_notes(
     records: Sequence[ResultRecord],
     plan_records: Sequence[Mapping],
     index: Mapping[tuple[str, str], frozenset[str]],
-) -> list[str]:
-    """Data issues that would silently skew numbers (one markdown sentence each): incomplete
-    seeds of the ``plan`` task, superseded lines, records of one method from several
-    configurations. Records of unknown problems are :func:`unknown_problem_notes`."""
+    reference: Iterable[str] = (),
+) -> tuple[list[str], list[str]]:
+    """Data issues (one markdown sentence each), as ``(problems, expected)``.
+
+    Problems (they would silently skew numbers): a learned or planner row with records for only part
+    of a split (missing records count as unsolved), records of one method from several
+    configurations. Expected (listed on the detail page only): incomplete seeds of ``reference``
+    rows (floors and ceilings may be measured on part of a split by configuration) and superseded
+    lines (a resumed or repeated run writes an attempt again; the last line counts). Records of
+    unknown problems are :func:`unknown_problem_notes`."""
+    reference = set(reference)
     notes: list[str] = []
+    expected: list[str] = []
     latest = latest_records(records)
     attempted: dict[tuple, set[str]] = defaultdict(set)
     for r in latest:
@@ -240,13 +253,13 @@ def consistency_notes(
     ):
         n = len(index[(d, s)])
         if len(probs) < n:
-            notes.append(
+            (expected if m in reference else notes).append(
                 f"`{m}` seed {seed} has records for {len(probs)} of {n} instances of `{d}/{s}`; "
                 "the missing ones count as unsolved"
             )
     superseded = len(records) - len(latest)
     if superseded:
-        notes.append(
+        expected.append(
             f"{superseded} superseded record(s) (same method, task, protocol, problem and seed "
             "written again) ignored; the last line of each attempt is used"
         )
@@ -259,7 +272,7 @@ def consistency_notes(
                 f"`{m}`: the records in use come from {len(hashes[m])} configurations "
                 f"(config_hash {', '.join(sorted(hashes[m]))})"
             )
-    return notes
+    return notes, expected
 
 
 @dataclass
@@ -274,6 +287,22 @@ class Problems:
     index: Mapping[tuple[str, str], frozenset[str]]
     n_plan_records: int
     unknown: list[str] = field(default_factory=list)
+    #: data notes that are expected outcomes (detail page only): see :func:`consistency_notes`
+    expected: list[str] = field(default_factory=list)
+    #: floor rows, whose plans the validator is expected to reject now and then
+    floors: frozenset[str] = frozenset()
+    #: splits the planning stage does not plan (the schema-learning test problems)
+    unplanned_splits: frozenset[str] = frozenset()
+
+    def rejected_in_box(self) -> pd.DataFrame:
+        """Rejected plans that need a reader's attention: of every row but a floor."""
+        return self.rejected[~self.rejected["Source"].isin(self.floors)]
+
+    def plan_stage_problems(self) -> pd.DataFrame:
+        """Planning-stage cells with an error, a rejected reference plan or missing records (its
+        timeouts and unsolved problems are expected outcomes, counted on the detail page)."""
+        cells = self.plan_summary[~self.plan_summary["Split"].isin(self.unplanned_splits)]
+        return cells[cells[["rejected", "error", "missing"]].sum(axis=1) > 0]
 
     def empty_splits(self) -> list[tuple[str, str]]:
         """(domain, split) pairs of the index without instances (declared in params, in the
@@ -285,19 +314,31 @@ def analyse(
     records: Sequence[ResultRecord],
     plan_records: Sequence[Mapping],
     index: Mapping[tuple[str, str], frozenset[str]],
+    roles: Mapping[str, str] | None = None,
+    unplanned_splits: Iterable[str] = (),
 ) -> Problems:
     """Every table of the section, from all records (superseded lines included), the planning
     stage's records and the instance index (:func:`planarena.report.records.instance_index`,
-    built without candidate-pool records: their protocol splits are not problem-set splits)."""
+    built without candidate-pool records: their protocol splits are not problem-set splits).
+
+    ``roles``: method -> :attr:`ReportTraits.role` (floors' rejected plans and reference rows'
+    partial records are expected outcomes, not problems); ``unplanned_splits``: splits the planning
+    stage does not plan (no reference plan is expected there)."""
+    roles = roles or {}
+    consistency, expected = consistency_notes(
+        records, plan_records, index, [m for m, r in roles.items() if r in ("floor", "ceiling")])
     return Problems(
         failed=failed_runs_table(records),
         rejected=rejected_plans_table(records, plan_records),
         plan_summary=plan_stage_summary(plan_records, index),
         plan_failures=plan_stage_failures(plan_records),
-        consistency=consistency_notes(records, plan_records, index),
+        consistency=consistency,
         index=index,
         n_plan_records=len(plan_records),
         unknown=unknown_problem_notes(records, plan_records, index),
+        expected=expected,
+        floors=frozenset(m for m, r in roles.items() if r == "floor"),
+        unplanned_splits=frozenset(unplanned_splits),
     )
 
 
@@ -306,28 +347,29 @@ BOX_LINES = 12
 
 
 def box_lines(p: Problems, detail_link: str = "detail/problems.md") -> list[str]:
-    """The front page's problems box: one bullet per real problem, most serious first (errors and
-    diverged runs, rejected plans, records of unknown problems, planning-stage failures, empty
-    splits, then data issues), at most :data:`BOX_LINES` of them and a line pointing to
-    ``detail_link`` for the rest; ``["None."]`` when there is nothing to report."""
+    """The front page's problems box: one bullet per problem that needs a reader's attention
+    (Downward Lab's "unexplained errors"), most serious first: error and diverged attempts, plans
+    the validator rejected (of any row but a floor), records of problems not in the manifest,
+    planning-stage errors, rejected reference plans or missing planning records, then data issues
+    (missing records of a learned or planner row, mixed configurations). At most :data:`BOX_LINES`
+    of them and a line pointing to ``detail_link`` for the rest; ``["None."]`` when there is
+    nothing to report. Expected outcomes (a floor's rejected plans, planner timeouts, empty
+    splits, superseded lines, reference rows measured on part of a split) are counted on the
+    detail page only."""
     out: list[str] = []
     for r in p.failed.to_dict("records"):
         out.append(f"{r['Attempts']} `{r['Outcome']}` attempt(s) of `{r['Method']}` in `{r['Domain']}/{r['Split']}`: "
                    f"{md_text(r['Failure reason'], 120)}")
-    for r in p.rejected.to_dict("records"):
+    for r in p.rejected_in_box().to_dict("records"):
         source = r["Source"] if r["Source"].startswith("plan stage") else f"`{r['Source']}`"
         out.append(f"{r['Plans']} plan(s) of {source} in `{r['Domain']}/{r['Split']}` rejected by the "
                    f"validator: {md_text(r['Validator reason'], 120)}")
     out += p.unknown
     if p.n_plan_records:
-        bad = ["rejected", "unsolved", "timeout", "memout", "error", "missing"]
-        total = int(p.plan_summary["instances"].sum())
-        solved = int(p.plan_summary["solved+validated"].sum())
-        if int(p.plan_summary[bad].to_numpy().sum()) > 0:
-            out.append(f"planning stage: {total - solved} of {total} instances have no validated reference plan")
-    empty = p.empty_splits()
-    if empty:
-        out.append("no instances in " + md_text(examples([f"`{d}/{s}`" for d, s in empty], 8), 10_000))
+        bad = p.plan_stage_problems()
+        if not bad.empty:
+            cells = ", ".join(f"`{r['Domain']}/{r['Split']}`" for r in bad.to_dict("records"))
+            out.append(f"planning stage: errors, rejected reference plans or missing records in {cells}")
     out += p.consistency
     if not out:
         return ["None."]
@@ -365,10 +407,13 @@ def render(p: Problems) -> list[str]:
         out.append("No planning-stage records found.")
     else:
         bad = ["rejected", "unsolved", "timeout", "memout", "error", "missing"]
-        issues = p.plan_summary[p.plan_summary[bad].sum(axis=1) > 0]
-        total = int(p.plan_summary["instances"].sum())
-        solved = int(p.plan_summary["solved+validated"].sum())
-        out.append(f"{solved} of {total} instances have a validated reference plan.")
+        planned = p.plan_summary[~p.plan_summary["Split"].isin(p.unplanned_splits)]
+        issues = planned[planned[bad].sum(axis=1) > 0]
+        total = int(planned["instances"].sum())
+        solved = int(planned["solved+validated"].sum())
+        out.append(f"{solved} of {total} instances have a validated reference plan"
+                   + (f" (splits the planning stage does not plan: {', '.join(f'`{s}`' for s in sorted(p.unplanned_splits))})"
+                      if p.unplanned_splits else "") + ".")
         if not issues.empty:
             out += [
                 "",
@@ -387,5 +432,11 @@ def render(p: Problems) -> list[str]:
     empty = [f"- `{d}/{s}`: no instances" for d, s in p.empty_splits()]
     out += empty or ["None: every domain has instances in every split."]
     out += ["", "### Result data consistency", ""]
-    out += [f"- {n}" for n in p.consistency] or ["No incomplete or superseded records."]
+    out += [f"- {n}" for n in p.consistency] or ["No missing records and no mixed configurations."]
+    out += ["", "### Expected outcomes (not problems)", ""]
+    floors = p.rejected[p.rejected["Source"].isin(p.floors)]
+    expected = [f"{int(floors['Plans'].astype(int).sum())} plan(s) of floor rows rejected by the validator "
+                "(a floor exists to show that; listed above)"] if not floors.empty else []
+    expected += p.expected
+    out += [f"- {n}" for n in expected] or ["None."]
     return out
