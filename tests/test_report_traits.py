@@ -28,8 +28,10 @@ def traits():
 
 def test_hook_gives_roles_and_variants_from_the_params_blocks(traits):
     assert traits["embedplan_untrained"].role == "floor"
+    # budget and ablations: tests/test_report_budgets.py
     assert traits["embedplan_mlp"] == ReportTraits(role="model", variant="mlp", notes=traits["embedplan_mlp"].notes,
-                                                   floor_group="text encoding")
+                                                   floor_group="text encoding", budget=traits["embedplan_mlp"].budget,
+                                                   ablations=traits["embedplan_mlp"].ablations)
     # identity floors: one per encoding, each model read against its own; not the paper's floor
     assert traits["embedplan_identity"].role == "floor" and traits["embedplan_identity"].variant == "identity"
     assert traits["wl_identity"].role == "floor" and traits["wl_identity"].floor_group == "WL encoding"

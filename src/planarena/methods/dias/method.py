@@ -30,7 +30,7 @@ from planarena.core.io import derive_seed
 from planarena.core.pddl import parse_domain
 from planarena.core.strips import Literal, Schema, StripsDomain
 from planarena.datasets.schema import configured_domains
-from planarena.methods.base import LearnedDomain, Method, ReportTraits
+from planarena.methods.base import Budget, LearnedDomain, Method, ReportTraits
 from planarena.methods.units import save_unit, train_units
 
 FAMILY = "dias-action-schemas"
@@ -39,6 +39,42 @@ OBSERVATION_NAMES = {"strips": "full STRIPS actions", "strips_plus": "STRIPS+ ac
 
 def _section(params: dict) -> dict:
     return get(params, "dias", {}) or {}
+
+
+def resolved_settings(params: dict, config: dict, domain: str | None = None) -> dict:
+    """The hyperparameters of one run of the block ``config``: the ``dias`` section's ``model`` and
+    ``train``, then ``by_observation.<observation>``, the slots, the domain's ``alpha``, ``noise``
+    for a noise block (Appendix A.4.2: batch 50, tau floor 0.1, threshold 0.75), the block's
+    ``overrides`` last. Keys the params do not set are DiasConfig's defaults (Appendix A.2.2)."""
+    sec = _section(params)
+    alpha = (sec.get("alpha") or {}).get(domain, sec.get("default_alpha", 1.0))
+    by = (sec.get("by_observation") or {}).get(config.get("observation", "names")) or {}
+    out = {**(sec.get("model") or {}), **(sec.get("train") or {}), **(by.get("model") or {}),
+           **(by.get("train") or {}), "slots": sec.get("slots", 5),
+           "alpha": alpha, "threshold": sec.get("threshold", 0.5), "device": sec.get("device", "cpu")}
+    if float(config.get("noise", 0) or 0):
+        out.update(sec.get("noise") or {})
+    out.update(config.get("overrides") or {})
+    return out
+
+
+#: Appendix A.2.2: "batch size 200, and 10 000 gradient steps with stratified action-balanced
+#: batches"; A.4.2 (noise runs): "reduce the batch size to 50" (the steps unchanged)
+PAPER_STEPS, PAPER_BATCH, PAPER_NOISE_BATCH = 10_000, 200, 50
+
+
+def _budget(config: dict, params: dict) -> Budget:
+    """One model's budget (per schema domain and seed): gradient steps x action-balanced batch of
+    transitions; DiasConfig's defaults (the paper's) where the params set none."""
+    s = resolved_settings(params, config)
+    steps, batch = int(s.get("steps", PAPER_STEPS)), int(s.get("batch", PAPER_BATCH))
+    noisy = bool(float(config.get("noise", 0) or 0))
+    paper_batch = PAPER_NOISE_BATCH if noisy else PAPER_BATCH
+    return Budget(steps=steps, batch=batch, samples=steps * batch,
+                  unit="gradient steps x action-balanced batch of transitions",
+                  paper_steps=PAPER_STEPS, paper_batch=paper_batch, paper_samples=PAPER_STEPS * paper_batch,
+                  source="Appendix A.4.2" if noisy else "Appendix A.2.2",
+                  note="one model per (schema domain, seed)")
 
 
 class Dias(Method):
@@ -60,7 +96,7 @@ class Dias(Method):
                  "R-GCN object keys, per-action slot queries matched by a rectangular Sinkhorn with a slack row, "
                  "STRIPS preconditions / effects as softmax parameters over slot pairs; trained to predict s' from "
                  "(s, action label); schemas read off the parameters at threshold 0.5 (Section 4.5)"),)
-        return ReportTraits(role="model", variant=variant, info=info)
+        return ReportTraits(role="model", variant=variant, info=info, budget=_budget(config, params))
 
     def __init__(self, name, config, params, layout):
         super().__init__(name, config, params, layout)
@@ -77,17 +113,8 @@ class Dias(Method):
 
     # -- training --------------------------------------------------------------------------------
     def settings(self, domain: str) -> dict:
-        """The resolved hyperparameters of one domain's run (section, per-domain alpha, block keys)."""
-        sec = _section(self.params)
-        alpha = (sec.get("alpha") or {}).get(domain, sec.get("default_alpha", 1.0))
-        by = (sec.get("by_observation") or {}).get(self.observation) or {}
-        out = {**(sec.get("model") or {}), **(sec.get("train") or {}), **(by.get("model") or {}),
-               **(by.get("train") or {}), "slots": sec.get("slots", 5),
-               "alpha": alpha, "threshold": sec.get("threshold", 0.5), "device": sec.get("device", "cpu")}
-        if self.noise:  # Appendix A.4.2: batch 50, tau floor 0.1, threshold 0.75
-            out.update(sec.get("noise") or {})
-        out.update(self.config.get("overrides") or {})
-        return out
+        """The resolved hyperparameters of one domain's run (:func:`resolved_settings`)."""
+        return resolved_settings(self.params, self.config, domain)
 
     def domains(self) -> list[str]:
         from planarena.core.problemset import ProblemSet

@@ -23,10 +23,63 @@ from pathlib import Path
 
 from planarena.config import get
 from planarena.core.io import atomic_write_json, without_times
-from planarena.methods.base import Method, ReportTraits
+from planarena.methods.base import Budget, Method, ReportTraits
 from planarena.methods.units import lost_unit
 
 FAMILY = "embedplan-latent-transitions"
+
+
+#: Appendix B.2.3, Table 6 ("Max Epochs | 400", "Early Stopping Patience | 100"); its batch size
+#: row lists the values explored ("64, 128"), not the one chosen: no paper batch
+PAPER_MAX_EPOCHS = 400
+
+
+def _hyper(shared: dict) -> dict:
+    """``embedplan.model`` + the block's ``model_params`` over EmbedPlanConfig's defaults (no
+    validation: report_traits must not raise where the train stage reports the error)."""
+    from dataclasses import MISSING, fields
+
+    from planarena.methods.embedplan.model import EmbedPlanConfig
+
+    return {**{f.name: f.default for f in fields(EmbedPlanConfig) if f.default is not MISSING}, **shared}
+
+
+def _budget(shared: dict, params: dict) -> Budget:
+    """One model's budget (per encoder, protocol, training task and seed): epochs x batch; the
+    transitions per epoch depend on the protocol's data (samples None)."""
+    p = _hyper(shared)
+    cap = get(params, "embedplan.max_train_transitions", None)
+    return Budget(steps=int(p["max_epochs"]), batch=int(p["batch_size"]),
+                  unit="epochs (at most) over a protocol's training transitions x batch of transitions",
+                  paper_steps=PAPER_MAX_EPOCHS, source="Appendix B.2.3, Table 6",
+                  note=f"early stopping, patience {p['patience']} (paper: 100)"
+                       + (f"; at most {cap} training transitions per model" if cap else ""))
+
+
+def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
+    """Appendix G's ablations, declared from the paper's final configuration: the residual MLP
+    against the hypernetwork (G.1), and the action-disambiguation loss against none (G.2:
+    ``action_weight: 0``), each with the same other settings."""
+    from planarena.methods.ablations import counterparts, plain
+
+    base = get(params, "embedplan.model", {}) or {}
+
+    def view(c: dict) -> dict:
+        v = plain(c, untrained=False)
+        p = _hyper({**base, **(v.pop("model_params", None) or {}), **({"arch": v["arch"]} if "arch" in v else {})})
+        v.update(p)  # every hyperparameter, arch and action_weight included
+        v["untrained"] = bool(v["untrained"])
+        return v
+
+    me, out = view(config), []
+    if me["arch"] == "mlp":
+        out += [(name, f"architecture: MLP vs {'HyperNetwork' if v['arch'] == 'hyper' else v['arch']}")
+                for name, v in counterparts(cls, config, params, view, "arch") if v["arch"] != "identity"]
+    if float(me["action_weight"]) > 0:
+        out += [(name, "action-disambiguation loss: with vs without")
+                for name, v in counterparts(cls, config, params, view, "action_weight")
+                if float(v["action_weight"]) == 0]
+    return tuple(out)
 
 
 class EmbedPlan(Method):
@@ -59,7 +112,9 @@ class EmbedPlan(Method):
         group = "" if config.get("untrained") else "text encoding"
         variant = "" if config.get("untrained") else str(arch)  # "identity": not the paper's floor
         return ReportTraits(role="floor" if floor else "model", variant=variant,
-                            notes=(("pool", note),), floor_group=group)
+                            notes=(("pool", note),), floor_group=group,
+                            budget=None if floor else _budget(shared, params),
+                            ablations=() if floor else _ablations(cls, config, params))
 
     # -- configuration -----------------------------------------------------------------------
 

@@ -59,7 +59,7 @@ from planarena.core.io import atomic_write_json
 from planarena.core.pddl import fresh_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import load_trajectories
-from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
+from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
 
 FAMILY = "aiw-ad-rgnn-policies"
 
@@ -189,7 +189,12 @@ class WLGoose(Method):
                  f"({iterations} iterations, train-split vocabulary), fitted per domain to the goal distance "
                  "of every state on the train split's reference plans; eager GBFS in pymimir, no preferred "
                  "operators (Chen, Trevizan, Thiébaux, ICAPS 2024)"),)
-        return ReportTraits(role="model", variant="GOOSE", info=info, horizon=None)
+        # a closed-form ridge fit, no optimisation steps; its sample count (the train split's plan
+        # states) depends on the data, and no paper in ../shared/papers states a budget for it
+        budget = Budget(unit="closed-form ridge regression over the train split's reference-plan states (no "
+                             "optimisation steps)",
+                        note="one fit per domain; WL-GOOSE's own paper is not one of the five")
+        return ReportTraits(role="model", variant="GOOSE", info=info, horizon=None, kind="search", budget=budget)
 
     def __init__(self, name: str, config: dict, params: dict, layout):
         super().__init__(name, config, params, layout)

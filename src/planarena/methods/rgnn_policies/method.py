@@ -23,7 +23,7 @@ from pathlib import Path
 from planarena.config import get, torch_device
 from planarena.core.io import atomic_write_json
 from planarena.core.pddl import fresh_problem
-from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
+from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
 from planarena.methods.rgnn_policies.lookahead import KINDS
 from planarena.methods.units import save_unit, train_units, unit_failure
 
@@ -52,7 +52,8 @@ class RGNNPolicy(Method):
                  "whole tree); DQN with lifted hindsight relabelling; no revisits, a cap on choices"),)
         horizon = int(_section(params).get("max_choices", {}).get("flat", 1000)) if kind == "flat" else None
         return ReportTraits(role="model", variant=f"{LOOKAHEAD_NAMES.get(kind, kind)}-{ENCODING_NAMES.get(enc, enc)}",
-                            info=info, horizon=horizon)
+                            info=info, horizon=horizon, kind="policy" if kind == "flat" else "lookahead policy",
+                            budget=_budget(params), ablations=_ablations(cls, config, params))
 
     def __init__(self, name, config, params, layout):
         splits = _section(params).get("splits") or get(params, "evaluation.splits")
@@ -228,6 +229,48 @@ class RGNNPolicy(Method):
 
 def _section(params: dict) -> dict:
     return get(params, "rgnn_policies", {}) or {}
+
+
+#: Section 7 "Training": "Each episode consisted of 32 optimization steps with a batch size of 32";
+#: the paper gives no episode count, only the Boltzmann temperature's schedule "over 1000 episodes"
+#: and a 12-hour limit per run: the budget assumes those 1,000 episodes (as profiles.paper does)
+PAPER_TRAIN = {"episodes": 1000, "train_steps": 32, "batch": 32}
+
+
+def _budget(params: dict) -> Budget:
+    """One Q-function's DQN budget ((domain, seed) each): episodes x updates per episode, at
+    ``batch`` replayed transitions per update (defaults: :data:`PAPER_TRAIN`, as TrainConfig's)."""
+    t = {**PAPER_TRAIN, **(_section(params).get("train") or {})}
+    steps, batch = int(t["episodes"]) * int(t["train_steps"]), int(t["batch"])
+    paper_steps = PAPER_TRAIN["episodes"] * PAPER_TRAIN["train_steps"]
+    return Budget(steps=steps, batch=batch, samples=steps * batch,
+                  unit="DQN updates (episodes x updates per episode) x batch of replayed transitions",
+                  paper_steps=paper_steps, paper_batch=PAPER_TRAIN["batch"],
+                  paper_samples=paper_steps * PAPER_TRAIN["batch"], source="Section 7, Training",
+                  note=f"{int(t['episodes'])} episodes x {int(t['train_steps'])} updates per (domain, seed); the "
+                       "paper states 32 updates of batch 32 per episode and a 1,000-episode temperature schedule "
+                       "(12 h limit), no episode count: 1,000 episodes assumed")
+
+
+def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
+    """The paper's ablations of AIW-AD, declared from the main variant's side: the AD row against
+    the same lookahead with another encoding (Ext: Tables 1 and 6; AA for Flat: Table 3), and the
+    AIW row against the same encoding with another lookahead (IW: Table 1; BAIW, C-AIW, Flat:
+    Table 3)."""
+    from planarena.methods.ablations import counterparts, plain
+
+    def view(c: dict) -> dict:
+        return plain(c, lookahead="aiw", encoding="ad")
+
+    me = view(config)
+    out = []
+    if me["encoding"] == "ad":
+        out += [(name, f"encoding: AD vs {ENCODING_NAMES.get(v['encoding'], v['encoding'])}")
+                for name, v in counterparts(cls, config, params, view, "encoding")]
+    if me["lookahead"] == "aiw":
+        out += [(name, f"lookahead: AIW vs {LOOKAHEAD_NAMES.get(v['lookahead'], v['lookahead'])}")
+                for name, v in counterparts(cls, config, params, view, "lookahead")]
+    return tuple(out)
 
 
 __all__ = ["FAMILY", "RGNNPolicy"]

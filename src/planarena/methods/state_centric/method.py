@@ -32,7 +32,7 @@ from planarena.core.io import atomic_write_json, without_times
 from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories
-from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
+from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
 from planarena.methods.units import lost_unit
 from planarena.search.decoding import (
     CachedStates,
@@ -150,6 +150,67 @@ class DomainEncoder:
 # ------------------------------------------------------------------------------------------------
 
 
+#: Appendix G.2 and Table 6 (G.5): the LSTM "for 250 epochs with early stopping based on
+#: validation loss", batch size 32; XGBoost "for up to 1000 boosting rounds with early stopping if
+#: validation loss does not improve for 10 consecutive rounds" (no batch)
+PAPER_TRAIN = {"lstm": {"steps": 250, "batch": 32}, "xgb": {"steps": 1000, "batch": None}}
+
+
+def _hyper(config: dict, params: dict) -> dict:
+    """The block's model hyperparameters as :meth:`StateCentric.model_params` resolves them, over
+    the model class's Table 6 defaults."""
+    kind = config.get("model", "lstm")
+    if kind == "lstm":
+        from planarena.methods.state_centric.lstm import LSTMTransitionModel as model
+    else:
+        from planarena.methods.state_centric.xgb import XGBTransitionModel as model
+    shared = get(params, f"transition_models.{kind}", None) or {}
+    return {**model.DEFAULTS, **shared, **(config.get("model_params") or {})}
+
+
+def _budget(config: dict, params: dict) -> Budget:
+    """A coverage model's budget: LSTM epochs x batch of trajectories, or XGBoost boosting rounds;
+    both caps (early stopping), and the samples depend on the data (None)."""
+    kind = config.get("model", "lstm")
+    p, paper = _hyper(config, params), PAPER_TRAIN[kind]
+    if kind == "lstm":
+        return Budget(steps=int(p["max_epochs"]), batch=int(p["batch_size"]),
+                      unit="epochs (at most) over the train split's trajectories x batch of trajectories",
+                      paper_steps=paper["steps"], paper_batch=paper["batch"], source="Appendix G.2, Table 6",
+                      note=f"early stopping on validation loss, patience {p['patience']} (paper: 25); the "
+                           "pool-protocol models train shorter (`transition_models.pool.lstm`)")
+    return Budget(steps=int(p["rounds"]), unit="boosting rounds (at most) over the train split's transitions",
+                  paper_steps=paper["steps"], source="Appendix G.2, Table 6",
+                  note=f"early stopping after {p['early_stopping']} rounds without improvement (paper: 10)")
+
+
+def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
+    """Table 1's axes, declared from the paper's main variant: the delta row against the state row
+    with the same other settings, the WL row against the FSF row; and the WL histogram ablation
+    (issue 12: raw counts against L1-normalised; the ablation block's ``pool_protocols`` only
+    drops its pool models), declared from the counts row."""
+    from planarena.methods.ablations import counterparts, plain
+
+    def view(c: dict) -> dict:
+        v = plain(c, encoding="wl", model="lstm", mode="delta")
+        own = dict(v.pop("model_params", None) or {})
+        v["normalise"] = own.pop("normalise", None) or (get(params, f"transition_models.{v['model']}", None)
+                                                        or {}).get("normalise") or "none"
+        v["model_params"], v["decode"] = own, dict(v.get("decode") or {})
+        return v
+
+    me, out = view(config), []
+    if me["mode"] == "delta":
+        out += [(name, "mode: delta vs state") for name, _ in counterparts(cls, config, params, view, "mode")]
+    if me["encoding"] == "wl":
+        out += [(name, "encoding: WL vs FSF") for name, _ in counterparts(cls, config, params, view, "encoding")]
+    if me["normalise"] == "none":
+        out += [(name, f"WL histogram: raw counts vs {'L1-normalised' if v['normalise'] == 'l1' else v['normalise']}")
+                for name, v in counterparts(cls, config, params, view, "normalise", ignore=("pool_protocols",))
+                if me["encoding"] == "wl"]
+    return tuple(out)
+
+
 class StateCentric(Method):
     """One of the eight configurations; see the module docstring. Params block keys:
     ``encoding`` (wl|fsf), ``model`` (lstm|xgb), ``mode`` (state|delta), ``model_params`` (passed to
@@ -205,7 +266,9 @@ class StateCentric(Method):
         identity = config.get("model") == "identity"
         return ReportTraits(role="floor" if identity else "model",
                             info=tuple(info), notes=(("pool", pool),),
-                            horizon=horizon, floor_group=f"{config.get('encoding', 'wl').upper()} encoding")
+                            horizon=horizon, floor_group=f"{config.get('encoding', 'wl').upper()} encoding",
+                            kind="decoder", budget=None if identity else _budget(config, params),
+                            ablations=() if identity else _ablations(cls, config, params))
 
     def __init__(self, name, config, params, layout):
         # coverage splits: the block's `splits`, else `transition_models.splits` (the paper profile

@@ -49,7 +49,7 @@ import numpy as np
 from planarena.config import get, torch_device
 from planarena.core.io import atomic_write_json, derive_seed, stable_hash
 from planarena.core.pddl import load_problem, static_atoms
-from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
+from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
 from planarena.methods.units import save_unit, train_units, unit_failure
 
 FAMILY = "symmetry-aware-transformers"
@@ -72,6 +72,49 @@ class Settings:
     horizon: int
     max_tokens: int
     device: str = "cpu"
+
+
+#: Appendix E2 (main experiments), for every architecture: "each epoch consisted of 100000 sampled
+#: states and plans and a batch size of 64 was used. The maximum number of epochs was set to 70,
+#: with a timeout of 12 hours"
+PAPER_EPOCHS, PAPER_EPOCH_SAMPLES, PAPER_BATCH = 70, 100_000, 64
+#: TrainConfig's steps / batch where the params set none (planarena.methods.transformers.train)
+TRAIN_DEFAULTS = {"steps": 600, "batch": 32}
+
+
+def _budget(arch: str, params: dict) -> Budget:
+    """The budget of the one model that every decoding row of (arch, loss) shares: optimisation
+    steps x batch of ``transformers.train`` updated by ``transformers.by_arch.<arch>.train``."""
+    t = get(params, "transformers", {}) or {}
+    over = ((t.get("by_arch") or {}).get(arch) or {}).get("train") or {}
+    train = {**TRAIN_DEFAULTS, **(t.get("train") or {}), **over}
+    steps, batch = int(train["steps"]), int(train["batch"])
+    paper_samples = PAPER_EPOCHS * PAPER_EPOCH_SAMPLES
+    return Budget(steps=steps, batch=batch, samples=steps * batch,
+                  unit="optimiser steps x batch of sampled (state, plan or h*) examples",
+                  paper_steps=paper_samples // PAPER_BATCH, paper_batch=PAPER_BATCH, paper_samples=paper_samples,
+                  source="Appendix E2",
+                  note="one model per (domain, seed) serves every decoding row; the paper's is at most 70 epochs "
+                       "x 100,000 samples (12 h timeout); each example is also seen renamed (a pair)")
+
+
+def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
+    """The contrastive-loss ablation (Section 6, Appendix E2: with and without L_att + L_hid, for
+    every architecture), declared from the row with the loss: the row without it that has the
+    same architecture and decoding."""
+    from planarena.methods.ablations import counterparts, plain
+
+    def view(c: dict) -> dict:
+        v = plain(c, arch="encoder", contrastive=True, decoding="greedy")
+        v["contrastive"] = bool(v["contrastive"])
+        if v["arch"] == "encoder":
+            v.pop("decoding")  # Algorithm 4 only: the encoder ignores it
+        return v
+
+    if not view(config)["contrastive"]:
+        return ()
+    return tuple((name, "contrastive loss: with vs without")
+                 for name, _ in counterparts(cls, config, params, view, "contrastive"))
 
 
 class SATr(Method):
@@ -99,8 +142,11 @@ class SATr(Method):
                 ("PlanGPT", "decoder-only GPT-2 baseline: sorted atoms, learned absolute positions, type-based random "
                             "object renaming"))
         horizon = int(get(params, "transformers.horizon", 100)) if arch == "encoder" else None
+        # the encoder is a learned heuristic followed greedily (Algorithm 4): a policy; the others
+        # generate the plan token by token
         return ReportTraits(role="model", variant=f"{TITLES.get(arch, arch)} {how} CL, {strategy}", info=info,
-                            horizon=horizon)
+                            horizon=horizon, kind="policy" if arch == "encoder" else "decoder",
+                            budget=_budget(arch, params), ablations=_ablations(cls, config, params))
 
     def __init__(self, name, config, params, layout):
         splits = get(params, "transformers.splits", None) or get(params, "evaluation.splits")
