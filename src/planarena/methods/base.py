@@ -62,6 +62,50 @@ class LearnedDomain:
     extra: dict = field(default_factory=dict)
 
 
+#: What kind of planner a ``plan`` row is; the leaderboard compares rows only within a kind
+#: (:attr:`ReportTraits.kind`).
+KINDS: tuple[str, ...] = ("search", "lookahead policy", "policy", "decoder")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A learned row's training budget, beside the budget its paper states (the leaderboard's
+    budget column; the fraction says how far a profile is from the paper's size).
+
+    Attributes:
+        steps: optimisation steps of one training run (gradient updates; boosting rounds for
+            gradient-boosted trees: say so in ``unit``), or None when not counted in steps.
+        batch: examples per step, or None.
+        samples: training examples seen in one run (``steps * batch`` where that applies;
+            transitions, trajectories or pairs: say which in ``unit``), or None.
+        unit: what a step and a sample are (``"updates x batch"``, ``"boosting rounds"``,
+            ``"epochs over N transitions"``).
+        paper_steps, paper_batch, paper_samples: the same quantities as the paper states them, None
+            where it does not.
+        source: where the paper states them (section, table or appendix).
+        note: one short clause a reader needs (e.g. "early stopping on validation").
+    """
+
+    steps: int | None = None
+    batch: int | None = None
+    samples: int | None = None
+    unit: str = "updates x batch"
+    paper_steps: int | None = None
+    paper_batch: int | None = None
+    paper_samples: int | None = None
+    source: str = ""
+    note: str = ""
+
+    def fraction(self) -> float | None:
+        """This run's share of the paper's budget: samples seen over the paper's samples where
+        both are known, else steps over the paper's steps; None when neither pair is known."""
+        if self.samples and self.paper_samples:
+            return self.samples / self.paper_samples
+        if self.steps and self.paper_steps:
+            return self.steps / self.paper_steps
+        return None
+
+
 @dataclass(frozen=True)
 class ReportTraits:
     """What the leaderboard needs to know about one configured method beyond its records; returned
@@ -85,6 +129,20 @@ class ReportTraits:
         floor_group: methods with the same non-empty group are read against the ``"floor"`` of that
             group (e.g. ``"WL encoding"``: the identity predictor of WL features): the pool
             summary gives each model's Hit@5 lift over it.
+        kind: what a ``plan`` row is, one of :data:`KINDS`: ``"search"`` (a planner or heuristic
+            search: Fast Downward, LAMA on a learned domain, greedy best-first search with a
+            learned heuristic), ``"lookahead policy"`` (a policy choosing among IW(1) / AIW(1)
+            jumps), ``"policy"`` (one greedy step per decision), ``"decoder"`` (greedy, beam or
+            token generation of a plan). The coverage table groups rows by kind and marks the best
+            within a kind; a floor or ceiling has the kind of the rows it bounds.
+        floor_kinds: for a ``"floor"``: the kinds of row it is the floor of (the coverage table
+            tests each learned row of those kinds against it on the same problems); empty for
+            other roles.
+        budget: the training budget of a learned row (:class:`Budget`), None for rows that do not
+            learn (planners, floors).
+        ablations: ``(other method, what differs)`` pairs: configured methods that differ from
+            this one in one of its paper's ablation axes (contrastive loss, AD vs External, delta
+            vs state, WL vs FSF); the report compares each pair problem by problem.
     """
 
     role: str = "model"
@@ -93,6 +151,17 @@ class ReportTraits:
     notes: tuple[tuple[str, str], ...] = ()
     horizon: int | None = None
     floor_group: str = ""
+    kind: str = "search"
+    floor_kinds: tuple[str, ...] = ()
+    budget: Budget | None = None
+    ablations: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"ReportTraits.kind {self.kind!r}: not one of {', '.join(KINDS)}")
+        bad = [k for k in self.floor_kinds if k not in KINDS]
+        if bad:
+            raise ValueError(f"ReportTraits.floor_kinds {bad}: not in {', '.join(KINDS)}")
 
 
 class Method:

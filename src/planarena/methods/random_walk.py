@@ -28,7 +28,8 @@ class RandomWalk(Method):
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
         """The coverage floor (DESIGN.md "Honest numbers"); plans of at most ``horizon`` steps."""
-        return ReportTraits(role="floor", horizon=int(config.get("horizon", 100)))
+        return ReportTraits(role="floor", horizon=int(config.get("horizon", 100)), kind="policy",
+                            floor_kinds=("search", "lookahead policy", "policy", "decoder"))
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """One walk; ``seed`` and the problem name seed the generator (same params -> same walk).

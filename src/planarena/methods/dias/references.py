@@ -32,7 +32,10 @@ class _Reference(Method):
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
-        return ReportTraits(role=cls.role, variant=cls.what)
+        # both plan with LAMA on their domain (schema-test): search rows; the floor bounds the
+        # learned domains' LAMA rows
+        return ReportTraits(role=cls.role, variant=cls.what, kind="search",
+                            floor_kinds=("search",) if cls.role == "floor" else ())
 
     def train(self, model_dir: Path) -> dict:
         """Write ``<model_dir>/<domain>/domain.pddl`` for every configured schema domain."""
