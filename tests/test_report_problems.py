@@ -47,12 +47,10 @@ def test_validator_rejected_plan_never_counts_and_is_listed_with_reason():
     detail = section(md, "Per-domain detail")
     assert "1/3, TO 0" in detail  # method: 1 of 3 attempts solved+validated
     assert "0/1, TO 0" in detail  # plan stage: its rejected plan is not solved
-    assert (
-        report.build_metrics(report.analyse(ReportInputs(records, plans, manifest_3())))[
-            "problems"
-        ]["rejected_plans"]
-        == 2
-    )
+    a = report.analyse(ReportInputs(records, plans, manifest_3()))
+    assert int(a.problems.rejected["Plans"].astype(int).sum()) == 2
+    # metrics.json: the validated fraction only (the rejected plan counts as unsolved)
+    assert report.build_metrics(a)["coverage"]["validation"]["m"] == 0.3333
 
 
 def test_errors_and_diverged_runs_are_listed_with_failure_reason():

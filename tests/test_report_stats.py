@@ -99,3 +99,16 @@ def test_wilcoxon_and_holm_hand_computed():
 def test_format_interval():
     assert stats.format_interval(stats.wilson(5, 10)) == "[0.24, 0.76]"
     assert stats.format_interval(stats.wilson(0, 0)) == "[n/a]"
+
+
+def test_stratified_bootstrap_means_over_strata():
+    # two domains of different sizes: the value is the mean of the domain means, not of all queries
+    a = np.ones((2, 2))
+    b = np.zeros((8, 2))
+    iv = stats.stratified_bootstrap([a, b], seed=3)
+    assert iv.value == 0.5 and (iv.n, iv.runs) == (10, 2) and iv.low == iv.high == 0.5
+    mixed = stats.stratified_bootstrap([np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])], seed=3)
+    assert mixed.low < mixed.value < mixed.high
+    assert stats.stratified_bootstrap([a, b], seed=3) == iv
+    with pytest.raises(ValueError, match="same seeds"):
+        stats.stratified_bootstrap([np.ones((2, 2)), np.ones((2, 3))], seed=1)

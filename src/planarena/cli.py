@@ -8,6 +8,7 @@ Examples::
     planarena report                 # render reports/ from existing data/results
     planarena stage plan             # run one DVC stage's code outside DVC
     planarena methods                # list registered methods and their tasks
+    planarena compare wl_xgb_delta wl_xgb_state   # per-problem comparison -> reports/compare/
     planarena encoders get mpnet     # fetch EmbedPlan's MPNet encoder into ~/.cache/planarena/encoders
 
 Exit codes (also in ``planarena --help``): 0 success (a valid plan, a finished stage); 1 bad input
@@ -159,6 +160,39 @@ def report(params: Path = typer.Option(Path("params.yaml"), help="params file"))
 
     stage_main(run_stage, params_file=str(params))
     typer.echo("wrote reports/leaderboard.md")
+
+
+@app.command("compare")
+def compare_methods(
+    a: str = typer.Argument(..., help="method A (x axis of the scatter plots)"),
+    b: str = typer.Argument(..., help="method B (y axis)"),
+    out: Optional[Path] = typer.Option(None, help="output folder (default reports/compare/A-vs-B)"),
+    params: Path = typer.Option(Path("params.yaml"), help="params file (time limits, seed)"),
+    all_splits: bool = typer.Option(False, "--all-splits", help="every split, train included "
+                                    "(default: the held-out splits)"),
+) -> None:
+    """Compare two plan methods problem by problem on their common problems (Downward Lab style):
+    the paired coverage test, the discordant problems, the largest plan-length differences and
+    scatter plots (plan length, time, expansions) in OUT/compare.md. Reads data/results."""
+    from planarena.config import Layout
+    from planarena.report.compare import coverage_line, run_compare
+
+    try:
+        resolved = load_params(params)
+        splits = sorted({s for s in _record_splits(Layout().results)}) if all_splits else None
+        c, page = run_compare(resolved, Layout().results, a, b, out, splits)
+    except INPUT_ERRORS as exc:
+        report_input_error(exc)
+    typer.echo(coverage_line(c))
+    typer.echo(f"wrote {page} ({c.n} common problems, {int((c.problems['a_solved'] != c.problems['b_solved']).sum())} "
+               f"discordant) and its plots")
+
+
+def _record_splits(results: Path) -> set[str]:
+    """Every split named by a record under ``results``."""
+    from planarena.core.records import iter_records
+
+    return {r.split for r in iter_records(sorted(Path(results).glob("*.jsonl")))}
 
 
 @app.command()

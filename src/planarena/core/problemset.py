@@ -27,7 +27,10 @@ class ProblemEntry:
     ``path`` is relative to the problem root (``data/problems``); ``size`` is the split's size
     parameter (blocks, balls, goals, cells, ...) named by ``size_param``; ``objects`` is the number of
     PDDL objects; ``seed`` is the generator seed (``None`` for external suites); ``origin`` says
-    where the file came from (generator module or source path).
+    where the file came from (generator module or source path). ``reference_cost`` is the best
+    known plan cost the suite ships for the problem (IPC 2023 Learning Track: the minimum of its
+    ``upper_bounds.json`` and ``upper_bounds_from_ipc_planners.json``; the C* of the IPC quality
+    score), ``None`` where the suite ships none.
     """
 
     domain: str
@@ -39,13 +42,19 @@ class ProblemEntry:
     objects: int
     seed: int | None
     origin: str
+    reference_cost: float | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.domain, self.split, self.problem)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The manifest row; ``reference_cost`` only where the suite ships one (so the manifests
+        of suites without reference costs stay as they were)."""
+        d = asdict(self)
+        if d["reference_cost"] is None:
+            del d["reference_cost"]
+        return d
 
 
 class ProblemSet:

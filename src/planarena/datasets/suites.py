@@ -15,6 +15,7 @@ decompressed) into ``data/problems`` — a DVC output, never committed to git.
 from __future__ import annotations
 
 import importlib
+import json
 import random
 import re
 import shutil
@@ -120,12 +121,14 @@ def _seed_for(base_seed: int, domain: str, split: str, size: int, index: int) ->
 
 
 def _write_problem(out: Path, domain: str, split: str, name: str, text: str, size_param: str,
-                   size: int | None, seed: int | None, origin: str) -> ProblemEntry:
+                   size: int | None, seed: int | None, origin: str,
+                   reference_cost: float | None = None) -> ProblemEntry:
     """Write ``<domain>/<split>/<name>.pddl`` under ``out`` and return its manifest entry."""
     rel = f"{domain}/{split}/{name}.pddl"
     (out / rel).write_text(text)
     return ProblemEntry(domain=domain, split=split, problem=name, path=rel, size_param=size_param,
-                        size=size, objects=count_objects(text), seed=seed, origin=origin)
+                        size=size, objects=count_objects(text), seed=seed, origin=origin,
+                        reference_cost=reference_cost)
 
 
 def generate_suite(params: dict, out: Path) -> list[ProblemEntry]:
@@ -184,6 +187,40 @@ LAYOUTS: dict[str, list[tuple[str, str]]] = {
 
 _SIZE_RE = re.compile(r"(\d+)")
 
+#: Files of reference plan costs an external suite may ship at its root (IPC 2023 Learning Track),
+#: each a JSON object ``{"<domain>/testing/<level>/<problem>.pddl": cost or null}``.
+REFERENCE_COST_FILES = ("upper_bounds.json", "upper_bounds_from_ipc_planners.json")
+
+
+def reference_costs(src: Path, errors: list[str]) -> dict[str, float]:
+    """Reference cost per problem of the suite at ``src``: the minimum over the files of
+    :data:`REFERENCE_COST_FILES` that exist of their non-null costs, keyed by the problem's path
+    relative to ``src`` (``blocksworld/testing/easy/p01.pddl``). This is C* of the IPC 2023
+    Learning Track's quality score (the track's scoring: C*/C per solved problem against the best
+    known cost; its repository ships these two upper-bound files). A file that is not a JSON object
+    of non-negative numbers or nulls is appended to ``errors`` (one line naming it)."""
+    best: dict[str, float] = {}
+    for name in REFERENCE_COST_FILES:
+        f = src / name
+        if not f.is_file():
+            continue
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            errors.append(f"{f}: not readable as JSON ({exc})")
+            continue
+        if not isinstance(data, dict):
+            errors.append(f"{f}: expected a JSON object of problem path -> cost, got {type(data).__name__}")
+            continue
+        for key, cost in data.items():
+            if cost is None:
+                continue
+            if isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0:
+                errors.append(f"{f}: {key!r}: cost {cost!r} is not a non-negative number or null")
+                break
+            best[key] = min(best.get(key, float(cost)), float(cost))
+    return best
+
 
 def _size_from_name(name: str) -> int | None:
     """First integer in a problem name (e.g. ``probBLOCKS-12-0`` -> 12, ``balls09`` -> 9)."""
@@ -223,7 +260,9 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
     Every file is read and checked first (:func:`planarena.core.pddl.read_pddl_file`: not a
     directory, not empty, not binary, UTF-8, balanced parentheses); the copies are decompressed.
     (:func:`_check_parses` then gives a domain that declares no ``:typing`` while its problems type
-    their objects, as in the IPC 2023 Learning Track's Blocksworld, the requirement.)
+    their objects, as in the IPC 2023 Learning Track's Blocksworld, the requirement.) For
+    ``ipc2023`` each entry carries its ``reference_cost`` (:func:`reference_costs`; ``None`` for
+    the training problems, which have none).
 
     Raises:
         ConfigError: ``suites.<suite>.path`` is unset or not a directory (names the param).
@@ -245,6 +284,7 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
     errors: list[str] = []
     found = _external_files(suite, src, list(domains), get(params, f"suites.{suite}.max_per_split", None),
                             errors)
+    costs = reference_costs(src, errors) if suite == "ipc2023" else {}
     entries: list[ProblemEntry] = []
     for domain, split, files in found:
         (out / domain / split).mkdir(parents=True, exist_ok=True)
@@ -255,8 +295,10 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
                 errors.append(str(exc))
                 continue
             name = f.name.removesuffix(".gz").removesuffix(".pddl")
+            origin = str(f.relative_to(src))
             entries.append(_write_problem(out, domain, split, name, text, "name",
-                                          _size_from_name(name), None, str(f.relative_to(src))))
+                                          _size_from_name(name), None, origin,
+                                          costs.get(origin.removesuffix(".gz"))))
     for domain in dict.fromkeys(d for d, _, _ in found):
         user_file = src / domain / "domain.pddl"
         try:
@@ -351,4 +393,4 @@ def run_stage(params: dict, layout: Layout) -> list[ProblemEntry]:
     return entries
 
 
-__all__ = ["generate_suite", "import_external", "run_stage", "GENERATORS", "LAYOUTS", "PDDLError"]
+__all__ = ["generate_suite", "import_external", "reference_costs", "run_stage", "GENERATORS", "LAYOUTS", "PDDLError"]

@@ -665,6 +665,8 @@ def task_records(method, task: "Task", protocol: str, seed: int, problem: str, d
             if len(scored):
                 r, n = ranks[scored], sizes[scored]
                 extra.update({f"hit@{k}": float(np.mean(r < k)) for k in (1, 5, 10)})
+                # each scored query's 0-based rank of s': the report's bootstrap over queries
+                extra["ranks"] = [int(x) for x in r]
                 # the floor: a uniform random ranker puts s' in its top k with probability min(k, pool) / pool
                 extra.update({f"hit_chance@{k}": uniform_hit_rate(k, n) for k in (1, 5, 10)})
                 extra.update(metrics)

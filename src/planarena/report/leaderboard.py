@@ -23,6 +23,7 @@ sections implement:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass
@@ -31,12 +32,11 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from planarena.config import Layout, is_held_out
+from planarena.config import SCHEMA_SPLIT, Layout
 from planarena.core.io import atomic_write_text
-from planarena.report import pages
+from planarena.report import compare, pages
 from planarena.report import plots as plotting
-from planarena.report.markdown import DASH
-from planarena.report.metrics import COVERAGE, Metric, instance_weighted
+from planarena.report.metrics import COVERAGE
 from planarena.report.published.loader import PAPERS, PublishedPaper
 from planarena.report.records import (
     ReportInputs,
@@ -46,9 +46,13 @@ from planarena.report.records import (
     is_pool_record,
     latest_records,
     load_inputs,
+    plan_records_of,
+    record_task,
 )
 from planarena.report.sections import (
+    budget,
     divergence,
+    headline,
     cost,
     coverage,
     detail,
@@ -92,6 +96,18 @@ class Analysis:
     schema_headline: pd.DataFrame | None
     method_lines: list[str]
     plan_domains: list[str]
+    #: the front page's coverage tables, one per problem set (:mod:`planarena.report.sections.headline`)
+    headline: list[headline.CoverageTable] = dataclasses.field(default_factory=list)
+    #: the budget column: method -> cell (:mod:`planarena.report.sections.budget`)
+    budgets: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the records the ranking table's intervals and floor tests read (``rank_successors`` only)
+    rank_records: list = dataclasses.field(default_factory=list)
+    #: seeds the report's resampling (params ``seed``)
+    seed: int = 0
+    #: the declared ablation pairs compared problem by problem (:mod:`planarena.report.compare`)
+    ablations: list[compare.Ablation] = dataclasses.field(default_factory=list)
+    #: IPC 2023 Learning Track quality / agile scores per domain (:func:`planarena.report.sections.quality.ipc_table`)
+    ipc: pd.DataFrame | None = None
 
 
 def analyse(inputs: ReportInputs) -> Analysis:
@@ -103,17 +119,21 @@ def analyse(inputs: ReportInputs) -> Analysis:
                            inputs.domains, inputs.splits)
     cov = coverage.coverage_table(inputs.records, inputs.manifest, inputs.domains, inputs.splits)
     schema_all = schema.headline_table(inputs.records, inputs.traits)
+    # the cells some plan method ran on: the horizon ceiling counts only the problems evaluated
+    evaluated = {(r.domain, r.split) for r in plan_records_of(inputs.records)}
     return Analysis(
         index=index,
         coverage=cov,
         coverage_sum=coverage.coverage_sum(cov),
-        ceiling=coverage.horizon_ceiling(inputs.plan_records, index,
+        ceiling=coverage.horizon_ceiling(inputs.plan_records, {k: v for k, v in index.items() if k in evaluated},
                                          {m: t.horizon for m, t in inputs.traits.items()},
                                          dict.fromkeys(cov["method"])),
         successor_hit1=hitk.held_out_mean(inputs.records, "hit@1"),
         quality=quality.quality_table(inputs.records, inputs.plan_records, index),
+        ipc=quality.ipc_table(inputs.records, inputs.plan_records, inputs.manifest, inputs.time_limits),
         divergence=divergence.divergence_table(inputs.records),
-        problems=problems.analyse(inputs.records, inputs.plan_records, index),
+        problems=problems.analyse(inputs.records, inputs.plan_records, index,
+                                  {m: t.role for m, t in inputs.traits.items()}, (SCHEMA_SPLIT,)),
         hitk=hitk.successor_set_table([r for r in inputs.records if not is_pool_record(r)]),
         pool=pool.analyse(latest, inputs.traits, inputs.acp_dir),
         schema=schema.schema_table(inputs.records, inputs.traits),
@@ -123,6 +143,11 @@ def analyse(inputs: ReportInputs) -> Analysis:
         methods=info.methods_table(inputs.records),
         n_records=len(latest),
         traits=inputs.traits,
+        headline=headline.coverage_tables(inputs.records, index, inputs.traits, inputs.seed),
+        budgets=budget.budget_cells(inputs.records, inputs.traits),
+        rank_records=[r for r in latest if record_task(r) == "rank_successors"],
+        seed=inputs.seed,
+        ablations=compare.ablations(inputs.records, inputs.traits, inputs.seed, inputs.time_limits),
         ranking=ranking.ranking_cells(inputs.records),
         schema_headline=schema_all,
         method_lines=info.method_lines(inputs.records, inputs.traits),
@@ -158,44 +183,39 @@ def render_pages(
 
 
 def build_metrics(a: Analysis) -> dict:
-    """The headline numbers for ``reports/metrics.json`` (``dvc metrics show`` / ``dvc exp show``
-    fit a terminal; the per-domain tables are in the leaderboard).
+    """The headline numbers for ``reports/metrics.json``, one per method, all fractions in [0, 1],
+    so that ``dvc exp show`` fits a sweep on one screen (the rest stays on the pages):
 
-    ``coverage.<method>.<split>``: held-out coverage per split, all domains together (instance
-    weighted, mean over seeds); ``coverage_sum.<method>``: over every held-out split;
-    ``hit@1_successor_set.<method>``: successor-set Hit@1 over held-out trajectories (per seed the
-    mean over trajectories, then the mean over seeds); ``hit@5_pool.<protocol>.<method>``: the pool
-    summary's Hit@5 (percent, mean over domains); ``problems``: counts of error and diverged
-    attempts and of rejected plans. Values rounded as :data:`planarena.report.metrics.COVERAGE`
-    declares.
+    * ``coverage.<problem set>.<method>``: the pooled held-out coverage of each headline table
+      (:mod:`planarena.report.sections.headline`; the problem set is named by its split when it has
+      one, else ``held_out``): solved attempts over problems x seeds;
+    * ``hit@5.<method>``: for a method without ``plan`` records, its successor-ranking Hit@5: the
+      held-out successor-set protocol where it runs it, else the mean over the candidate-pool
+      protocols it runs (per protocol the mean over domains and seeds, as the front page shows).
+
+    Values rounded as :data:`planarena.report.metrics.COVERAGE` declares.
     """
     cov: dict[str, dict[str, float]] = {}
-    ok = a.coverage[(a.coverage["status"] == "ok") & a.coverage["split"].map(is_held_out).astype(bool)]
-    for (method, split), cells in ok.groupby(["method", "split"], sort=False):
-        n, mean, _ = instance_weighted(cells)
-        if n:
-            cov.setdefault(method, {})[split] = COVERAGE.json_value(mean)
-    sums = {
-        r.method: COVERAGE.json_value(r.mean)
-        for r in a.coverage_sum.itertuples(index=False)
-        if r.n > 0
-    }
-    failed, rejected = a.problems.failed, a.problems.rejected
-    counts = {
-        "error": int(failed.loc[failed["Outcome"] == "error", "Attempts"].astype(int).sum()),
-        "diverged": int(failed.loc[failed["Outcome"] == "diverged", "Attempts"].astype(int).sum()),
-        "rejected_plans": int(rejected["Plans"].astype(int).sum()),
-    }
-    out: dict = {"coverage": cov, "coverage_sum": sums}
-    if a.successor_hit1:
-        out["hit@1_successor_set"] = {m: COVERAGE.json_value(v) for m, v in a.successor_hit1.items()}
-    if a.pool is not None and a.pool.summary is not None:
-        pool_hit5: dict[str, dict[str, float]] = {}
-        for r in a.pool.summary.to_dict("records"):
-            if r.get("Hit@5") not in (None, DASH):
-                pool_hit5.setdefault(r["protocol"], {})[r["method"]] = Metric.parse(r["Hit@5"])[0]
-        out["hit@5_pool"] = pool_hit5
-    out["problems"] = counts
+    for table in a.headline:
+        name = table.splits[0] if len(table.splits) == 1 else "held_out"
+        for m in table.methods:
+            iv = table.cells.get((m, headline.HELD_OUT))
+            if iv is not None and iv.n:
+                cov.setdefault(name, {})[m] = COVERAGE.json_value(iv.value)
+    planned = {m for c in cov.values() for m in c}
+    hit5: dict[str, float] = {}
+    cells = a.ranking[(a.ranking["k"] == 5) & a.ranking["method"].notna()] if not a.ranking.empty else a.ranking
+    for m, rows in (cells.groupby("method", sort=True) if not cells.empty else ()):
+        if m in planned:
+            continue
+        by_proto = {r.protocol: float(sum(r.per_seed) / len(r.per_seed)) for r in rows.itertuples() if r.per_seed}
+        if not by_proto:
+            continue
+        value = by_proto.get(ranking.SUCCESSOR_SET, sum(by_proto.values()) / len(by_proto))
+        hit5[m] = COVERAGE.json_value(value)
+    out: dict = {"coverage": cov}
+    if hit5:
+        out["hit@5"] = hit5
     return out
 
 
@@ -211,6 +231,7 @@ def write_report(
     family = dict(zip(a.methods["Method"], a.methods["Family"], strict=True))
     plots = plotting.write_plots(a.by_size, a.pool.summary if a.pool else None, a.coverage_sum, family,
                                  a.traits, reports_dir / plotting.PLOTS_DIR)
+    compare.write_ablation_plots(a.ablations, reports_dir / plotting.PLOTS_DIR)
     rendered = render_pages(a, run_info, plots)
     detail_dir = reports_dir / pages.DETAIL_DIR
     if detail_dir.is_dir():
@@ -242,4 +263,8 @@ def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"))
     """
     traits = method_traits(params)
     inputs = load_inputs(layout, declared_domains(params), declared_splits(params), traits)
-    write_report(inputs, info.collect_info(params, traits), reports_dir)
+    inputs.seed = int(params.get("seed", 0) or 0)
+    inputs.time_limits = quality.time_limits(params)
+    run_info = info.collect_info(params, traits, Path(layout.root) / "inputs")
+    run_info["paper_runs"] = list((params.get("report") or {}).get("paper_runs") or [])
+    write_report(inputs, run_info, reports_dir)

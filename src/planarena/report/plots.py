@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
@@ -403,3 +404,114 @@ def write_plots(
     elif stale.exists():
         stale.unlink()
     return plots
+
+
+# -- per-problem scatter plots (planarena compare, the ablations page) ------------------------------
+
+#: Vega-Lite template of a per-problem scatter (``planarena compare``; rows of
+#: :func:`plot_scatter`): a panel per ``metric``, a point per problem coloured by domain, its shape
+#: saying which method solved it, and the diagonal (equal values) as a dashed rule. Symlog axes, so
+#: that zero plan lengths and times spanning decades both show.
+SCATTER_TEMPLATE: dict = {
+    "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+    "data": {"values": "<DVC_METRIC_DATA>"}, "title": "<DVC_METRIC_TITLE>",
+    "facet": {"column": {"field": "metric", "type": "nominal", "title": None}},
+    "resolve": {"scale": {"x": "independent", "y": "independent"}},
+    "spec": {"width": 220, "height": 220, "layer": [
+        {"mark": {"type": "point", "filled": True},
+         "encoding": {"x": {"field": "<DVC_METRIC_X>", "type": "quantitative", "title": "<DVC_METRIC_X_LABEL>",
+                            "scale": {"type": "symlog"}},
+                      "y": {"field": "<DVC_METRIC_Y>", "type": "quantitative", "title": "<DVC_METRIC_Y_LABEL>",
+                            "scale": {"type": "symlog"}},
+                      "color": {"field": "domain", "type": "nominal"},
+                      "shape": {"field": "solved", "type": "nominal"},
+                      "tooltip": [{"field": "domain"}, {"field": "split"}, {"field": "problem"},
+                                  {"field": "solved"}, {"field": "<DVC_METRIC_X>"}, {"field": "<DVC_METRIC_Y>"}]}},
+        {"transform": [{"aggregate": [{"op": "min", "field": "<DVC_METRIC_X>", "as": "x0"},
+                                      {"op": "min", "field": "<DVC_METRIC_Y>", "as": "y0"},
+                                      {"op": "max", "field": "<DVC_METRIC_X>", "as": "x1"},
+                                      {"op": "max", "field": "<DVC_METRIC_Y>", "as": "y1"}]},
+                       {"calculate": "min(datum.x0, datum.y0)", "as": "lo"},
+                       {"calculate": "max(datum.x1, datum.y1)", "as": "hi"}],
+         "mark": {"type": "rule", "strokeDash": [4, 4], "color": "#999999"},
+         "encoding": {"x": {"field": "lo", "type": "quantitative"}, "y": {"field": "lo", "type": "quantitative"},
+                      "x2": {"field": "hi"}, "y2": {"field": "hi"}}},
+    ]},
+}
+
+
+@dataclass(frozen=True)
+class ScatterPanel:
+    """One panel of :func:`plot_scatter`: the rows whose ``metric`` is ``metric``, its title
+    (with the unit), whether both axes are logarithmic, and ``limit``: a value drawn as dotted lines
+    on both axes (the time limit at which unsolved attempts are drawn), or None."""
+
+    metric: str
+    title: str
+    log: bool = False
+    limit: float | None = None
+
+
+def plot_scatter(rows: Sequence[Mapping], panels: Sequence[ScatterPanel], x_title: str, y_title: str,
+                 path: str | os.PathLike) -> Path:
+    """Write a per-problem scatter PNG (Downward Lab's ``ScatterPlotReport``): a panel per entry of
+    ``panels`` holding the rows (keys metric, domain, x, y, solved) of its metric, method A on x and
+    B on y, a point per problem coloured by domain (filled: solved by both; hollow: not), the
+    diagonal dashed. Log panels raise values below :data:`planarena.report.metrics.MIN_TIME_S` to it
+    (log 0 is undefined). A panel without rows says so. Agg canvas, no PNG ``Software`` metadata:
+    identical rows give identical bytes. Returns ``path``."""
+    from matplotlib import colormaps
+
+    from planarena.report.metrics import MIN_TIME_S
+
+    data = pd.DataFrame(list(rows), columns=["metric", "domain", "x", "y", "solved"])
+    panels = list(panels) or [ScatterPanel("", "no data")]
+    fig = _new_figure(1, len(panels), 3.8, 3.6)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    domains = sorted(set(data["domain"]))
+    palette = colormaps["tab10" if len(domains) <= 10 else "tab20"]
+    colour = {d: palette(j % palette.N) for j, d in enumerate(domains)}
+    for ax, panel in zip(axes, panels, strict=True):
+        d = data[data["metric"] == panel.metric]
+        ax.set_title(panel.title, fontsize=9)
+        ax.set_xlabel(x_title, fontsize=8)
+        ax.set_ylabel(y_title, fontsize=8)
+        if d.empty:
+            ax.text(0.5, 0.5, "no problems to plot", ha="center", va="center", transform=ax.transAxes)
+            continue
+        xs, ys = d["x"].astype(float).to_numpy(), d["y"].astype(float).to_numpy()
+        if panel.log:
+            xs, ys = np.maximum(xs, MIN_TIME_S), np.maximum(ys, MIN_TIME_S)
+        both = (d["solved"] == "both").to_numpy()
+        for dom in domains:
+            sel = (d["domain"] == dom).to_numpy()
+            if sel.any():
+                ax.scatter(xs[sel & both], ys[sel & both], s=16, color=colour[dom], label=dom)
+                ax.scatter(xs[sel & ~both], ys[sel & ~both], s=16, facecolors="none", edgecolors=colour[dom])
+        values = np.concatenate([xs, ys, [panel.limit] if panel.limit else []])
+        lo, hi = float(values.min()), float(values.max())
+        if panel.log:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            lo, hi = lo / 1.5, hi * 1.5
+        else:
+            pad = max(1.0, 0.05 * (hi - lo))
+            lo, hi = lo - pad, hi + pad
+        ax.plot([lo, hi], [lo, hi], color="gray", ls="--", lw=0.8)
+        if panel.limit:
+            ax.axvline(panel.limit, color="gray", ls=":", lw=0.8)
+            ax.axhline(panel.limit, color="gray", ls=":", lw=0.8)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_aspect("equal", adjustable="box")
+        ax.grid(True, alpha=0.3)
+    handles, labels = [], []
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    if handles:
+        axes[-1].legend(handles, labels, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                        title="hollow: not solved by both", title_fontsize=6)
+    return _save(fig, Path(path))

@@ -118,6 +118,42 @@ def hierarchical_bootstrap(
     return Interval(float(values.mean()), float(low), float(high), units, runs, None, "bootstrap")
 
 
+def stratified_bootstrap(
+    strata: Sequence[np.ndarray], seed: int, resamples: int = RESAMPLES, confidence: float = CONFIDENCE
+) -> Interval:
+    """Mean over strata (e.g. domains) of each stratum's mean, with a two-stage percentile bootstrap:
+    each resample draws the seeds with replacement (the same draw for every stratum), then within
+    each stratum its units (queries) with replacement.
+
+    ``strata``: one array per stratum, shape ``(units_i, seeds)`` with the same seed count; a
+    stratum without units is left out. ``n`` of the result is the total unit count. Seeded like
+    :func:`hierarchical_bootstrap`.
+
+    Raises:
+        ValueError: an array is not two-dimensional or the seed counts differ.
+    """
+    strata = [np.asarray(a, dtype=float) for a in strata]
+    if any(a.ndim != 2 for a in strata) or len({a.shape[1] for a in strata}) > 1:
+        raise ValueError("stratified_bootstrap: each stratum must be (units, seeds) with the same seeds")
+    strata = [a for a in strata if a.shape[0]]
+    if not strata or strata[0].shape[1] == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, 0, None, "bootstrap")
+    runs = strata[0].shape[1]
+    rng = np.random.default_rng(seed)
+    cols = rng.integers(0, runs, size=(resamples, runs))
+    means = np.zeros(resamples)
+    for a in strata:
+        rows = rng.integers(0, a.shape[0], size=(resamples, a.shape[0]))
+        # mean over the drawn block = mean over drawn units of the per-unit mean over drawn seeds
+        seed_mean = a[:, cols].mean(axis=2)  # (units, resamples): each unit under each seed draw
+        means += np.take_along_axis(seed_mean.T, rows, axis=1).mean(axis=1)
+    means /= len(strata)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    value = float(np.mean([a.mean() for a in strata]))
+    return Interval(value, float(low), float(high), sum(a.shape[0] for a in strata), runs, None, "bootstrap")
+
+
 def proportion_interval(solved: np.ndarray, seed: int) -> Interval:
     """The interval of a coverage cell from its solved matrix (shape ``(problems, seeds)``, 0/1):
     Wilson for one run, the hierarchical bootstrap for several (:data:`INTERVAL_METHODS`)."""
@@ -234,6 +270,6 @@ def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:
 
 __all__ = [
     "ALPHA", "CONFIDENCE", "EXACT_LIMIT", "INTERVAL_METHODS", "RESAMPLES", "Interval", "PairedTest",
-    "format_interval", "hierarchical_bootstrap", "holm", "paired_coverage", "paired_scores",
+    "format_interval", "hierarchical_bootstrap", "holm", "stratified_bootstrap", "paired_coverage", "paired_scores",
     "proportion_interval", "wilson",
 ]

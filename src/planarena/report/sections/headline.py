@@ -124,12 +124,15 @@ def coverage_tables(
     """The headline tables from the records and the instance index
     (:func:`planarena.report.records.instance_index`).
 
-    A method's seeds are every seed it ran with anywhere; a seed without a record for a problem
-    counts it unsolved (as the per-domain tables do). ``seed`` seeds every bootstrap and Monte-Carlo
+    A column's problems are those of the (domain, split) cells some plan method ran on. A method's
+    seeds are every seed it ran with anywhere; a seed without a record for a problem counts it
+    unsolved (as the per-domain tables do). ``seed`` seeds every bootstrap and Monte-Carlo
     test (the params' ``seed``), so the same records give the same bytes.
     """
     latest = plan_records_of(records)
-    held = {(d, s): sorted(p) for (d, s), p in index.items() if is_held_out(s) and p}
+    # the (domain, split) cells some plan method ran on: a domain nobody ran is not in the set
+    evaluated = {(r.domain, r.split) for r in latest}
+    held = {(d, s): sorted(p) for (d, s), p in index.items() if is_held_out(s) and p and (d, s) in evaluated}
     seeds: dict[str, set[int]] = defaultdict(set)
     ran: dict[str, set[str]] = defaultdict(set)
     solved: set[tuple[str, int, str, str, str]] = set()

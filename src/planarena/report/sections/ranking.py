@@ -33,7 +33,8 @@ from planarena.report.markdown import DASH, md_table
 from planarena.report.metrics import metric, seed_means
 from planarena.report.records import is_pool_record, latest_records, record_protocol, record_task
 from planarena.report.sections.pool import PROTOCOL_LABELS
-from planarena.report.traits import method_label, row_order
+from planarena.report import stats
+from planarena.report.traits import PLAIN, floor_of, method_label, row_order
 
 #: The successor-set column's protocol name and title.
 SUCCESSOR_SET = "successor_set"
@@ -100,7 +101,92 @@ def ranking_cells(records: Iterable[ResultRecord], ks: Sequence[int] = HEADLINE_
     return pd.DataFrame(rows, columns=["method", "family", "protocol", "k", "per_seed", "chance"])
 
 
-def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits] | None = None) -> pd.DataFrame | None:
+def unit_scores(records: Iterable[ResultRecord], k: int) -> dict[tuple[str, str], dict[tuple, dict[int, float]]]:
+    """Per (method, protocol), the scores of its units by seed: ``{unit: {seed: score}}``.
+
+    Units of the successor-set protocol are held-out reference trajectories ``(domain, split,
+    problem, reference plan)`` scored by their Hit@``k`` (the mean over the trajectory's steps);
+    units of a pool protocol are its queries ``(domain, query index)`` scored 1 when the true
+    successor ranks in the top ``k`` (from the records' ``ranks``; records without them give no
+    units). Queries of one pool protocol and domain are the same for every method (same pools,
+    same tie-breaking draws), so units pair across methods."""
+    out: dict[tuple[str, str], dict[tuple, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for r in _usable(records):
+        proto = record_protocol(r)
+        extra = r.extra or {}
+        if proto == SUCCESSOR_SET:
+            v = extra.get(f"hit@{k}")
+            if _finite(v):
+                out[(r.method, proto)][(r.domain, r.split, r.problem, str(extra.get("reference_plan")))][r.seed] = float(v)
+        elif isinstance(extra.get("ranks"), list):
+            for i, rank in enumerate(extra["ranks"]):
+                out[(r.method, proto)][(r.domain, i)][r.seed] = float(rank < k)
+    return out
+
+
+def _matrix(units: Mapping[tuple, Mapping[int, float]]) -> tuple[list[tuple], np.ndarray]:
+    """Units present under every seed, and their (units, seeds) score matrix."""
+    seeds = sorted(set().union(*(u.keys() for u in units.values()))) if units else []
+    keys = sorted(u for u, by in units.items() if all(s in by for s in seeds))
+    return keys, np.array([[units[u][s] for s in seeds] for u in keys], dtype=float).reshape(len(keys), len(seeds))
+
+
+def hit_intervals(records: Iterable[ResultRecord], k: int, seed: int = 0) -> dict[tuple[str, str], stats.Interval]:
+    """Per (method, protocol), Hit@``k`` (a fraction) with its 95 % interval: the hierarchical
+    bootstrap over trajectories then seeds (successor set), or over queries within each domain
+    then seeds, the value being the mean over domains (pool protocols; :func:`stats.stratified_bootstrap`).
+    Pairs without per-unit scores (pool records written before ``ranks`` were recorded) are absent."""
+    out = {}
+    for key, units in unit_scores(records, k).items():
+        keys, mat = _matrix(units)
+        if not keys:
+            continue
+        if key[1] == SUCCESSOR_SET:
+            out[key] = stats.hierarchical_bootstrap(mat, seed)
+        else:
+            domains = sorted({u[0] for u in keys})
+            out[key] = stats.stratified_bootstrap([mat[[i for i, u in enumerate(keys) if u[0] == d]] for d in domains], seed)
+    return out
+
+
+def floor_tests(records: Iterable[ResultRecord], traits: Mapping[str, ReportTraits], k: int = 5,
+                seed: int = 0) -> dict[str, tuple[str, stats.PairedTest, float]]:
+    """Each learned ``rank_successors`` row against the floor of its floor group
+    (:func:`planarena.report.traits.floor_of`): the Wilcoxon signed-rank test of per-unit Hit@``k``
+    (mean over seeds) on the units both scored, over every protocol both ran; Holm-corrected across
+    the rows. ``{method: (floor, test, adjusted p)}``."""
+    scores = unit_scores(records, k)
+    tests = []
+    for m in sorted({m for m, _ in scores}):
+        f = floor_of(traits, m)
+        if traits.get(m, PLAIN).role != "model" or not f:
+            continue
+        a, b = [], []
+        for (mm, proto), units in scores.items():
+            if mm != m or (f, proto) not in scores:
+                continue
+            other = scores[(f, proto)]
+            for u in sorted(set(units) & set(other)):
+                a.append(float(np.mean(list(units[u].values()))))
+                b.append(float(np.mean(list(other[u].values()))))
+        if a:
+            tests.append((m, f, stats.paired_scores(a, b)))
+    adjusted = stats.holm([t.p for _, _, t in tests])
+    return {m: (f, t, p) for (m, f, t), p in zip(tests, adjusted)}
+
+
+def format_hit_floor(test: tuple[str, stats.PairedTest, float] | None) -> str:
+    """The *above floor* cell of a ranking row: ``yes (p=...)`` or ``no: `floor` p=...``."""
+    if test is None:
+        return DASH
+    f, t, p = test
+    shown = "<0.001" if p < 0.001 else f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+    return f"yes (p={shown})" if t.diff > 0 and p < stats.ALPHA else f"no: `{f}` p={shown}"
+
+
+def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits] | None = None,
+                  intervals: Mapping[tuple[str, str], stats.Interval] | None = None,
+                  floors: Mapping[str, tuple[str, stats.PairedTest, float]] | None = None) -> pd.DataFrame | None:
     """Hit@``k`` in percent, pivoted: the chance row, then a row per method (headline order), a
     column per protocol; "–" where the method does not run the protocol. None without cells."""
     traits = traits or {}
@@ -114,18 +200,29 @@ def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits
     methods = row_order(dict.fromkeys(named["method"]), family, traits)
     by = {(r.method, r.protocol): r.per_seed for r in named.itertuples(index=False)}
     chance = {r.protocol: r.chance for r in cells[cells["method"].isna()].itertuples(index=False)}
-    stats = {key: m_k.aggregate(v) for key, v in by.items() if v}
+    agg = {key: m_k.aggregate(v) for key, v in by.items() if v}
     titles = {p: COLUMN_TITLES.get(p, p) for p in protos}
     rows = [{"method": CHANCE_ROW, **{titles[p]: DASH if math.isnan(chance.get(p, math.nan))
-                                      else m_k.format_value(100 * chance[p]) for p in protos}}]
-    best = {p: m_k.best({m: stats[(m, p)][0] for m in methods if (m, p) in stats}) for p in protos}
+                                      else m_k.format_value(100 * chance[p]) for p in protos},
+             **({"above floor": DASH} if floors is not None else {})}]
+    best = {p: m_k.best({m: agg[(m, p)][0] for m in methods if (m, p) in agg}) for p in protos}
     for m in methods:
         row = {"method": method_label(traits, m)}
         for p in protos:
-            s = stats.get((m, p))
-            row[titles[p]] = DASH if s is None else m_k.format(*s, bold=m in best[p], runs=len(by[(m, p)]))
+            s = agg.get((m, p))
+            if s is None:
+                row[titles[p]] = DASH
+                continue
+            text = m_k.format(*s, bold=False, runs=len(by[(m, p)]))
+            iv = (intervals or {}).get((m, p))
+            if iv is not None:
+                text = (f"{m_k.format_value(s[0])} {stats.format_interval(iv, '.1f', 100)} "
+                        f"(n={iv.n:,}, {iv.runs} run{'s' if iv.runs > 1 else ''})")
+            row[titles[p]] = f"**{text}**" if m in best[p] else text
+        if floors is not None:
+            row["above floor"] = format_hit_floor(floors.get(m))
         rows.append(row)
-    return pd.DataFrame(rows, columns=["method", *titles.values()])
+    return pd.DataFrame(rows, columns=["method", *titles.values(), *(["above floor"] if floors is not None else [])])
 
 
 DESCRIPTION = (
@@ -136,17 +233,25 @@ DESCRIPTION = (
     "([per domain, lifts over each encoding's floor, training overlap]({pool})). The "
     f"{CHANCE_ROW} row is each column's chance level from the records; *(floor)* rows are "
     "floors (an identity predictor z' = z_s per encoding, an untrained network). Best per column "
-    f'in bold. "{DASH}": the method does not run that protocol.'
+    f'in bold. "{DASH}": the method does not run that protocol. Intervals (95 %): a bootstrap over '
+    "trajectories then seeds (successor set), or over the queries of each domain then seeds (pool; "
+    "n = queries); seeded from params. *Above floor* (Hit@5): the row beats the floor of its encoding "
+    "by the Wilcoxon signed-rank test on per-unit Hit@5 over every protocol both run, Holm-corrected."
 )
 
 
 def render(cells: pd.DataFrame, traits: Mapping[str, ReportTraits] | None = None,
-           links: Mapping[str, str] | None = None) -> list[str]:
+           links: Mapping[str, str] | None = None, records: Sequence[ResultRecord] = (),
+           seed: int = 0) -> list[str]:
     """Front-page markdown lines: one table per :data:`HEADLINE_KS`; a sentence without
-    ``rank_successors`` results. ``links``: ``hitk`` and ``pool`` page paths for the caption."""
+    ``rank_successors`` results. ``links``: ``hitk`` and ``pool`` page paths for the caption;
+    ``records``: the result records, for the cells' intervals and the Hit@5 floor tests
+    (:func:`hit_intervals`, :func:`floor_tests`); ``seed`` seeds their resampling."""
     links = {"hitk": "detail/hitk.md", "pool": "detail/pool.md", **(links or {})}
     out = ["## Successor ranking", ""]
-    tables = [(k, ranking_table(cells, k, traits)) for k in HEADLINE_KS]
+    tables = [(k, ranking_table(cells, k, traits, hit_intervals(records, k, seed) if records else None,
+                                floor_tests(records, traits or {}, k, seed) if records and k == 5 else None))
+              for k in HEADLINE_KS]
     if all(t is None for _, t in tables):
         return out + ["No `rank_successors` method has results yet."]
     out.append(DESCRIPTION.format(**links))
