@@ -65,13 +65,19 @@ def _ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
 
 
-#: The methods the pipeline checks need: every family, every kind of floor, and the methods whose
-#: retraining is compared byte for byte. The other configurations are variants of these (unit tests
-#: cover them); leaving them out keeps this test a few minutes shorter (CI time, issue 9).
-E2E_METHODS = ("fd_astar_lmcut", "fd_lama", "random_walk", "random_walk_novisit", "wl_xgb_delta", "fsf_lstm_delta",
-               "wl_identity", "embedplan_mlp", "embedplan_hyper", "embedplan_untrained", "embedplan_identity",
-               "satr_encoder_cl", "satr_encdec_cl_applicable", "plangpt_nocl_regrounding", "aiw_ad", "flat_aa",
-               "wl_goose", "schema_true_domain", "schema_no_preconditions", "dias_strips", "dias_names")
+#: The methods the pipeline checks need: every family, every kind of floor and of row (search,
+#: lookahead policy, decoder), and the methods whose retraining is compared byte for byte. The other
+#: configurations are variants of these (unit tests cover them); leaving them out keeps this test a
+#: few minutes shorter (CI time).
+E2E_METHODS = ("fd_astar_lmcut", "fd_lama", "random_walk", "random_walk_novisit", "wl_xgb_delta", "wl_xgb_state",
+               "wl_identity", "embedplan_mlp", "embedplan_untrained", "embedplan_identity",
+               "satr_encdec_cl_applicable", "aiw_ad", "wl_goose", "schema_true_domain", "schema_no_preconditions",
+               "dias_strips", "dias_names")
+
+#: The stages rerun in the stage process (``jobs: 1``) and compared with the 2-worker cluster's
+#: outputs: one per kind of unit whose result once depended on the process it ran in (R-GNN
+#: training, pymimir problems in WL decoding, torch training, schema learning).
+SERIAL_METHODS = ("aiw_ad", "wl_xgb_delta", "satr_encdec_cl_applicable", "embedplan_mlp", "dias_strips", "fd_lama")
 
 
 def _trim_methods(params_text: str) -> str:
@@ -120,10 +126,15 @@ def test_repro_then_noop_then_param_change(repo):
             "train@embedplan_mlp", "evaluate@embedplan_mlp", "train@dias_names", "evaluate@dias_names",
             "report"} <= _ran(first)
     board = (work / "reports" / "leaderboard.md").read_text()
-    for method in ("fd_astar_lmcut", "fd_lama", "random_walk", "embedplan_mlp", "embedplan_hyper",
-                   "embedplan_untrained"):
+    for method in ("fd_astar_lmcut", "fd_lama", "random_walk", "embedplan_mlp", "embedplan_untrained"):
         assert method in board
     assert len(board.splitlines()) < 200  # the front page; the wide tables are on detail pages
+    # on the smoke profile nothing needs a reader's attention
+    assert board.split("## Problems\n\n", 1)[1].startswith("None.\n"), board[:3000]
+    # headline metrics: at most 60 numbers, all fractions
+    numbers = [v for group in json.loads((work / "reports" / "metrics.json").read_text()).values()
+               for sub in group.values() for v in (sub.values() if isinstance(sub, dict) else [sub])]
+    assert 0 < len(numbers) <= 60 and all(0.0 <= v <= 1.0 for v in numbers), numbers
     pool = (work / "reports" / "detail" / "pool.md").read_text()
     assert "Candidate-pool Hit@k" in pool and "Cross-Domain matrix" in pool
     # the state-centric models are on the same pool protocols (inputs: state, goal)
@@ -135,7 +146,7 @@ def test_repro_then_noop_then_param_change(repo):
     assert (work / "reports" / "metrics.json").exists()
     assert (work / "reports" / "plots" / "coverage_by_size.png").exists()
     # every plan a width-based policy or WL-GOOSE emits went through the harness's validator
-    for method in ("aiw_ad", "flat_aa", "wl_goose"):
+    for method in ("aiw_ad", "wl_goose"):
         recs = [json.loads(line) for line in (work / "data" / "results" / f"{method}.jsonl").read_text().splitlines()]
         assert recs and all(r["split"] in ("validation", "interpolation", "extrapolation") for r in recs)
         for r in recs:
@@ -154,6 +165,12 @@ def test_repro_then_noop_then_param_change(repo):
     assert (work / "data" / "models" / "dias_strips" / "blocks3" / "seed13" / "domain.pddl").exists()
     assert "dias_strips" in (work / "reports" / "detail" / "coverage.md").read_text()
 
+    # the ablation pair of the state-centric family, problem by problem, from the CLI
+    out = _run(["planarena", "compare", "wl_xgb_delta", "wl_xgb_state"], work, env)
+    pair = work / "reports" / "compare" / "wl_xgb_delta-vs-wl_xgb_state"
+    assert "McNemar" in out and (pair / "compare.md").exists() and list(pair.glob("*.png")), out
+    shutil.rmtree(work / "reports" / "compare")  # not a pipeline output
+
     again = _run(["dvc", "repro"], work, env)
     assert _ran(again) == set(), again
 
@@ -161,16 +178,20 @@ def test_repro_then_noop_then_param_change(repo):
     _run(["git", "commit", "-qm", "smoke baseline"], work, env)
     lock = (work / "dvc.lock").read_text()
 
-    # identical results in the stage process (`jobs: 1`) and on a 2-worker Dask cluster: the whole
-    # smoke profile rerun, every attempt recomputed (records deleted first: evaluation resumes).
-    # metrics.json, every record but its wall times, and every model output's hash are unchanged
+    # identical results in the stage process (`jobs: 1`) and on a 2-worker Dask cluster: the
+    # train and evaluate stages of SERIAL_METHODS rerun, every attempt recomputed (their records
+    # deleted first: evaluation resumes). metrics.json, every record but its wall times, and every
+    # model output's hash are unchanged
     metrics = (work / "reports" / "metrics.json").read_text()
     records = _records_without_times(work)
     params = (work / "params.yaml").read_text()
     (work / "params.yaml").write_text(params.replace("\njobs: 2 ", "\njobs: 1 ", 1))
-    shutil.rmtree(work / "data" / "results")
-    serial = _run(["dvc", "repro", "-f"], work, env)
-    assert "report" in _ran(serial) and "evaluate@random_walk" in _ran(serial)
+    for m in SERIAL_METHODS:
+        (work / "data" / "results" / f"{m}.jsonl").unlink()
+    stages = [f"{s}@{m}" for m in SERIAL_METHODS for s in ("train", "evaluate")]
+    serial = _run(["dvc", "repro", "-f", "-s", *stages], work, env)
+    assert set(stages) <= _ran(serial), serial
+    assert "report" in _ran(_run(["dvc", "repro"], work, env))
     assert (work / "reports" / "metrics.json").read_text() == metrics
     assert _records_without_times(work) == records
     assert _timeless_lock((work / "dvc.lock").read_text()) == _timeless_lock(lock), _lock_diff(work, env)

@@ -132,3 +132,14 @@ def test_problems_box_lists_only_real_problems():
     records.append(rec("pol", "bw", "validation", "v0", 14, "solved", validated=False, validator_reason="bad"))
     box = problems.box_lines(problems.analyse(records, plans, index, roles, ("schema-test",)))
     assert len(box) == 1 and "rejected by the validator" in box[0] and "`pol`" in box[0]
+
+
+def test_paired_tests_use_the_problems_both_rows_attempted():
+    """A floor measured on one of three schema-test problems by configuration: the learned row is
+    compared with it on that problem only, not on problems the floor never tried."""
+    records = ([rec("learned_search", "bw", "schema-test", f"s{i}", 13) for i in range(3)]
+               + [rec("schema_floor", "bw", "schema-test", "s0", 13, "unsolved")])
+    [t] = _tables(records)
+    assert t.cells[("schema_floor", "held-out")].k == 0 and t.cells[("schema_floor", "held-out")].n == 3
+    [(floor, test, p)] = t.floor_tests["learned_search"]
+    assert floor == "schema_floor" and test.n == 1 and (test.a_better, test.b_better) == (1, 0) and p == 1.0

@@ -14,7 +14,7 @@ marked as a significance tier.
   policy.
 * **Above floor.** Each learned row (role ``model``) is tested against every floor of the table whose
   ``floor_kinds`` include its kind, and against the floor of its ``floor_group``, on the pooled
-  held-out problems with :func:`planarena.report.stats.paired_coverage`; the p-values of the whole
+  held-out problems both attempted with :func:`planarena.report.stats.paired_coverage`; the p-values of the whole
   table are Holm-corrected; "yes" only when the row is above every one of its floors at
   :data:`planarena.report.stats.ALPHA`.
 * **Bold.** Per column and kind, the best learned-or-planner row, and every row of that kind not
@@ -71,6 +71,14 @@ class CoverageTable:
     cells: dict[tuple[str, str], stats.Interval]
     floor_tests: dict[str, list[tuple[str, stats.PairedTest, float]]] = field(default_factory=dict)
     bold: dict[str, set[str]] = field(default_factory=dict)
+    #: per (method, column), which of the column's problems the method has a record for (any seed)
+    attempted: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+
+    def paired(self, a: str, b: str, column: str, seed: int) -> stats.PairedTest:
+        """:func:`stats.paired_coverage` of ``a`` against ``b`` on the problems of ``column`` both
+        attempted (a row measured on part of a split by configuration is compared where it ran)."""
+        both = self.attempted[(a, column)] & self.attempted[(b, column)]
+        return stats.paired_coverage(self.solved[(a, column)][both], self.solved[(b, column)][both], seed)
 
     @property
     def columns(self) -> list[str]:
@@ -136,11 +144,13 @@ def coverage_tables(
     seeds: dict[str, set[int]] = defaultdict(set)
     ran: dict[str, set[str]] = defaultdict(set)
     solved: set[tuple[str, int, str, str, str]] = set()
+    tried: set[tuple[str, str, str, str]] = set()
     for r in latest:
         if (r.domain, r.split) not in held:
             continue
         seeds[r.method].add(r.seed)
         ran[r.split].add(r.method)
+        tried.add((r.method, r.domain, r.split, r.problem))
         if r.counts_as_solved:
             solved.add((r.method, r.seed, r.domain, r.split, r.problem))
     out = []
@@ -161,6 +171,7 @@ def coverage_tables(
                     continue  # a row that skipped a split has no pooled cell on this problem set
                 mat = np.array([[(m, s, *p) in solved for s in ms] for p in problems[col]], dtype=float)
                 table.solved[(m, col)] = mat
+                table.attempted[(m, col)] = np.array([(m, *p) in tried for p in problems[col]], dtype=bool)
                 table.cells[(m, col)] = stats.proportion_interval(mat, seed)
         _test_floors(table, traits, seed)
         _mark_best(table, seed)
@@ -186,8 +197,7 @@ def _test_floors(table: CoverageTable, traits: Mapping[str, ReportTraits], seed:
             continue
         for f in _floors_of(table, traits, m):
             if (m, HELD_OUT) in table.solved and (f, HELD_OUT) in table.solved:
-                pairs.append((m, f, stats.paired_coverage(table.solved[(m, HELD_OUT)],
-                                                          table.solved[(f, HELD_OUT)], seed)))
+                pairs.append((m, f, table.paired(m, f, HELD_OUT, seed)))
     adjusted = stats.holm([t.p for _, _, t in pairs])
     for (m, f, t), p in zip(pairs, adjusted):
         table.floor_tests.setdefault(m, []).append((f, t, p))
@@ -213,7 +223,7 @@ def _mark_best(table: CoverageTable, seed: int) -> None:
             if table.cells[(best, col)].value <= 0:
                 continue
             others = [m for m in rows if m != best]
-            tests = [stats.paired_coverage(table.solved[(m, col)], table.solved[(best, col)], seed) for m in others]
+            tests = [table.paired(m, best, col, seed) for m in others]
             adjusted = stats.holm([t.p for t in tests])
             table.bold[col].add(best)
             for m, t, p in zip(others, tests, adjusted):
