@@ -24,7 +24,7 @@ from planarena.core.validation import validate_plan
 from planarena.features.wl import WLEmbedder
 from planarena.features.wl import run_stage as embed_wl
 from planarena.methods.base import PlanningTask
-from planarena.methods.rgnn_policies.goose import WLGoose, fit_ridge, plan_labels
+from planarena.methods.wl_goose.method import WLGoose, fit_ridge, plan_labels
 
 FIX = Path(__file__).parent / "fixtures" / "wl"
 DOMAIN = "blocksworld"

@@ -22,7 +22,7 @@ REGISTRY: dict[str, str] = {
     "embedplan": "planarena.methods.embedplan.method:EmbedPlan",
     "satr": "planarena.methods.transformers.method:SATr",
     "rgnn_policy": "planarena.methods.rgnn_policies.method:RGNNPolicy",
-    "wl_goose": "planarena.methods.rgnn_policies.goose:WLGoose",
+    "wl_goose": "planarena.methods.wl_goose.method:WLGoose",
     "schema_true_domain": "planarena.methods.dias.references:TrueDomain",
     "schema_no_preconditions": "planarena.methods.dias.references:NoPreconditions",
     "dias": "planarena.methods.dias.method:Dias",

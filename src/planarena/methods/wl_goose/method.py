@@ -61,7 +61,8 @@ from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import load_trajectories
 from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
 
-FAMILY = "aiw-ad-rgnn-policies"
+#: its own family: the learned-heuristic baseline, not one of the five papers
+FAMILY = "wl-goose"
 
 #: pymimir ``SearchResult.status`` values and the attempt outcome each one gives (``out_of_states``
 #: cannot happen: no state cap is passed; the expansion cap is :class:`_ExpansionCap`)
