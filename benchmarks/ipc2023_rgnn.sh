@@ -12,8 +12,9 @@
 # 30 (lr) / 60 (temperature) episodes, the 30 largest training problems as validation (the paper's
 # Table 8 split), greedy evaluation capped at 100 choices (width) / 200 (flat) and 120 s per problem
 # (the evaluation time limit: T_max of the IPC agile score in the report).
-# Cost at EPISODES=60: about 15 min of training on 2 otherwise idle cores (per episode, measured:
-# aiw_ad 10.5 / 2.5 / 1.8 s, flat_aa 2.9 / 2.5 / 1.3 s on Blocksworld / Miconic / Spanner).
+# Cost at EPISODES=60, measured (2 cores shared with other work, load 5-8, this run at nice 10):
+# 28 min in all, of which training aiw_ad 1,095 s and flat_aa 482 s (3 models each, 2 in parallel);
+# the evaluations take 2 min together. Blocksworld's aiw_ad model is the longest (~10 s/episode).
 # Usage: bash benchmarks/ipc2023_rgnn.sh /abs/path/to/shared/benchmarks/ipc2023-learning [workdir]
 # (METHODS="aiw_ad" reruns only some of the rows in an existing workdir.)
 # Re-render the committed report from its committed records (reports/ipc2023-rgnn/records/: the
