@@ -82,6 +82,9 @@ def test_sign_flip_permutation_with_seeds_hand_computed():
     assert t.test == "sign-flip permutation" and (t.a_better, t.b_better) == (4, 0)
     assert math.isclose(t.p, 2 / 16)
     assert stats.paired_coverage(a, b, seed=2).p == t.p  # exact: no dependence on the seed
+    # one differing problem: its two sign patterns are equally extreme
+    one = stats.paired_coverage(np.array([[1, 0], [1, 1]]), np.array([[0], [1]]), seed=1)
+    assert (one.a_better, one.b_better, one.p) == (1, 0, 1.0)
 
 
 def test_wilcoxon_and_holm_hand_computed():

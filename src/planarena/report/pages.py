@@ -135,8 +135,9 @@ def render_front(
     if not a.headline:
         lines += ["No `plan` results yet: `data/results/` holds no records of methods that plan.", ""]
     else:
-        lines += [headline.DESCRIPTION + " *budget*: optimisation steps x batch of one training run, its "
-                  "share of the budget its paper states, and training wall time per seed. Per domain, "
+        lines += [headline.DESCRIPTION + " *budget*: the length of one training run in its own unit (updates, "
+                  "epochs or boosting rounds) x batch, its share of the budget its paper states (samples seen, "
+                  "else steps), and training wall time per seed. Per domain, "
                   f"train and plan quality: [{detail_link('coverage.md')}]({detail_link('coverage.md')}).", ""]
         for i, table in enumerate(a.headline):
             if len(a.headline) > 1:

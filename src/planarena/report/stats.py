@@ -214,6 +214,8 @@ def paired_coverage(a: np.ndarray, b: np.ndarray, seed: int) -> PairedTest:
         p = stats.binomtest(min(a_better, b_better), a_better + b_better, 0.5).pvalue
         return PairedTest("mcnemar", n, a_better, b_better, diff, float(min(1.0, p)))
     nonzero = d[d != 0]
+    if len(nonzero) == 1:  # two sign patterns, both as extreme: p = 1 (scipy needs two observations)
+        return PairedTest("sign-flip permutation", n, a_better, b_better, diff, 1.0)
     res = stats.permutation_test(
         (nonzero,), np.mean, permutation_type="samples", alternative="two-sided",
         n_resamples=np.inf if len(nonzero) <= EXACT_LIMIT else RESAMPLES,

@@ -35,16 +35,19 @@ def _count(n: int | None) -> str:
 
 
 def format_budget(b: Budget, train_s: float | None = None) -> str:
-    """``"12 x 8 (0.04 % of paper), 41 s"``: steps x batch (or samples), the fraction of the paper's
-    budget, and the training wall time per seed in seconds when known."""
+    """``"12 DQN updates x 8 (0.04 % of paper), 41 s"``: the training length in the row's own unit
+    (the head of :attr:`Budget.unit`: updates, epochs, boosting rounds) x batch (or the samples
+    seen), the fraction of the paper's budget, and the training wall time per seed in seconds when
+    known; a budget with no count shows its unit (a closed-form fit)."""
+    short = b.unit.split(" (")[0].split(" over ")[0].split(" x ")[0]
     if b.steps is not None and b.batch is not None:
-        own = f"{_count(b.steps)} x {_count(b.batch)}"
+        own = f"{_count(b.steps)} {short} x {_count(b.batch)}"
+    elif b.steps is not None:
+        own = f"{_count(b.steps)} {short}"
     elif b.samples is not None:
         own = f"{_count(b.samples)} samples"
-    elif b.steps is not None:
-        own = f"{_count(b.steps)} steps"
     else:
-        own = "?"
+        own = short
     frac = b.fraction()
     share = f" ({_pct(frac)} of paper)" if frac is not None else " (paper: not stated)"
     time = f", {train_s:,.0f} s" if train_s is not None else ""
