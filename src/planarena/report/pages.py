@@ -128,7 +128,8 @@ def render_front(
 ) -> str:
     """The front page ``leaderboard.md`` (pure: same arguments, same string)."""
     lines = ["# planarena leaderboard", "",
-             budget.opening_line(str(run_info.get("profile", "unknown")), run_info.get("paper_runs") or ()), "",
+             budget.opening_line(str(run_info.get("profile", "unknown")), run_info.get("paper_runs") or (),
+                                 run_info.get("description")), "",
              _provenance(a, run_info), ""]
     lines += ["## Problems", "", *problems.box_lines(a.problems, detail_link("problems.md")), ""]
     lines += ["## Plan coverage", ""]

@@ -263,6 +263,14 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return out.tolist()
 
 
+def format_p(p: float) -> str:
+    """A p-value as the tables print it: ``p<0.001``, ``p=0.049`` (three decimals below 0.1, so
+    that 0.049 and 0.051 read apart), else ``p=0.41``."""
+    if p < 0.001:
+        return "p<0.001"
+    return f"p={p:.3f}" if p < 0.1 else f"p={p:.2f}"
+
+
 def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:
     """``"[0.41, 0.73]"`` (values times ``scale``); ``"[n/a]"`` when undefined."""
     if math.isnan(iv.low):
@@ -272,6 +280,6 @@ def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:
 
 __all__ = [
     "ALPHA", "CONFIDENCE", "EXACT_LIMIT", "INTERVAL_METHODS", "RESAMPLES", "Interval", "PairedTest",
-    "format_interval", "hierarchical_bootstrap", "holm", "stratified_bootstrap", "paired_coverage", "paired_scores",
+    "format_interval", "format_p", "hierarchical_bootstrap", "holm", "stratified_bootstrap", "paired_coverage", "paired_scores",
     "proportion_interval", "wilson",
 ]

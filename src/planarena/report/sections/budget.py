@@ -83,11 +83,12 @@ def budget_cells(records: Iterable[ResultRecord], traits: Mapping[str, ReportTra
     return {m: format_budget(t.budget, seconds.get(m)) for m, t in traits.items() if t.budget is not None}
 
 
-def opening_line(profile: str, runs: Sequence[Mapping] = ()) -> str:
-    """The front page's first line: the profile, what it is (:data:`PROFILES`), and links to the
-    committed runs at a paper's size (``runs``: params ``report.paper_runs``, each ``{path, what}``
-    with ``path`` relative to ``reports/``)."""
-    what = PROFILES.get(profile, "a custom profile")
+def opening_line(profile: str, runs: Sequence[Mapping] = (), description: str | None = None) -> str:
+    """The front page's first line: the profile, what it is (``description``, params
+    ``report.description``, for a run that changes a profile's sizes; else :data:`PROFILES`), and
+    links to the committed runs at a paper's size (``runs``: params ``report.paper_runs``, each
+    ``{path, what}`` with ``path`` relative to ``reports/``)."""
+    what = description or PROFILES.get(profile, "a custom profile")
     line = f"**Profile `{profile}`**: {what}."
     if runs:
         links = "; ".join(f"[{r['what']}]({r['path']})" for r in runs)

@@ -249,13 +249,9 @@ def format_floor(table: CoverageTable, m: str) -> str:
     if not tests:
         return DASH
     if table.above_floor(m):
-        return f"yes (p={_p(max(p for _, _, p in tests))})"
+        return f"yes ({stats.format_p(max(p for _, _, p in tests))})"
     worst = max(tests, key=lambda x: (not (x[1].diff > 0), x[2]))
-    return f"no: `{worst[0]}` p={_p(worst[2])}"
-
-
-def _p(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
+    return f"no: `{worst[0]}` {stats.format_p(worst[2])}"
 
 
 def render_table(

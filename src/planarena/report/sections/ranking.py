@@ -180,8 +180,8 @@ def format_hit_floor(test: tuple[str, stats.PairedTest, float] | None) -> str:
     if test is None:
         return DASH
     f, t, p = test
-    shown = "<0.001" if p < 0.001 else f"{p:.3f}" if p < 0.01 else f"{p:.2f}"
-    return f"yes (p={shown})" if t.diff > 0 and p < stats.ALPHA else f"no: `{f}` p={shown}"
+    shown = stats.format_p(p)
+    return f"yes ({shown})" if t.diff > 0 and p < stats.ALPHA else f"no: `{f}` {shown}"
 
 
 def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits] | None = None,
