@@ -115,3 +115,23 @@ def test_stratified_bootstrap_means_over_strata():
     assert stats.stratified_bootstrap([a, b], seed=3) == iv
     with pytest.raises(ValueError, match="same seeds"):
         stats.stratified_bootstrap([np.ones((2, 2)), np.ones((2, 3))], seed=1)
+
+
+def test_verdict_names_the_floor_and_the_direction():
+    up = stats.PairedTest("mcnemar", 10, 8, 0, 0.8, 0.008)
+    flat = stats.PairedTest("mcnemar", 10, 1, 1, 0.0, 1.0)
+    down = stats.PairedTest("mcnemar", 10, 0, 8, -0.8, 0.008)
+    assert stats.verdict([("walk", up, 0.01), ("ident", up, 0.03)]) == "yes (p=0.030)"
+    assert stats.verdict([("walk", up, 0.01), ("ident", flat, 1.0)]) == "no: `ident` p=1.00"
+    assert stats.verdict([("ident", down, 0.0004)]) == "below `ident` (p<0.001)"
+    assert stats.verdict([]) == "–"
+
+
+def test_monte_carlo_permutation_resolves_small_p_values():
+    # 30 problems, all in favour of A with 3 seeds vs 1: past EXACT_LIMIT, yet p must be far below
+    # what Holm over a 50-row table needs (2 / 2,000 resamples could not get there)
+    a = np.ones((30, 3))
+    b = np.zeros((30, 1))
+    b[:2] = 1  # two ties
+    t = stats.paired_coverage(a, b, seed=1)
+    assert t.a_better == 28 and t.p < 0.05 / 50

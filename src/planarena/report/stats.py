@@ -12,7 +12,7 @@ chooses which one fits a cell and keeps the resampling seeded, so a report is by
 * a paired coverage comparison of two methods on the same problems: **McNemar's exact test** when
   each method ran once (the two-sided binomial test on the discordant problems,
   ``scipy.stats.binomtest``); with several seeds, the exact (or, past :data:`EXACT_LIMIT` discordant
-  problems, seeded Monte-Carlo) **paired sign-flip permutation test** on the per-problem solved
+  problems, seeded Monte-Carlo with :data:`PERMUTATIONS` patterns) **paired sign-flip permutation test** on the per-problem solved
   fractions (``scipy.stats.permutation_test``, ``permutation_type="samples"``). Problems are the
   unit in both: the seeds of one problem are not independent draws, so pairing (problem, seed)
   units as if they were would overstate significance. For 0/1 data of one seed the two tests are
@@ -39,8 +39,12 @@ ALPHA = 0.05
 #: Bootstrap resamples per interval.
 RESAMPLES = 2000
 #: Largest number of discordant problems for which the permutation test enumerates every sign
-#: pattern (2**EXACT_LIMIT patterns); above it, RESAMPLES seeded Monte-Carlo patterns.
+#: pattern (2**EXACT_LIMIT patterns); above it, PERMUTATIONS seeded Monte-Carlo patterns.
 EXACT_LIMIT = 16
+#: Monte-Carlo sign patterns of the permutation test past EXACT_LIMIT: its smallest p-value is
+#: about 2 / PERMUTATIONS, which must stay far below ALPHA after Holm's correction over a table of
+#: some 50 tests (2,000 patterns floored every p at 0.001, and Holm made 0.001 x 50 insignificant)
+PERMUTATIONS = 200_000
 
 INTERVAL_METHODS = {
     "wilson": "Wilson score interval of k/n (one run)",
@@ -218,7 +222,7 @@ def paired_coverage(a: np.ndarray, b: np.ndarray, seed: int) -> PairedTest:
         return PairedTest("sign-flip permutation", n, a_better, b_better, diff, 1.0)
     res = stats.permutation_test(
         (nonzero,), np.mean, permutation_type="samples", alternative="two-sided",
-        n_resamples=np.inf if len(nonzero) <= EXACT_LIMIT else RESAMPLES,
+        n_resamples=np.inf if len(nonzero) <= EXACT_LIMIT else PERMUTATIONS,
         rng=np.random.default_rng(seed),
     )
     return PairedTest("sign-flip permutation", n, a_better, b_better, diff, float(min(1.0, res.pvalue)))
@@ -271,6 +275,23 @@ def format_p(p: float) -> str:
     return f"p={p:.3f}" if p < 0.1 else f"p={p:.2f}"
 
 
+def verdict(tests: Sequence[tuple[str, PairedTest, float]]) -> str:
+    """The *above floor* cell from ``(floor, test, Holm-adjusted p)`` of one row against each of
+    its floors: ``yes (p=...)`` when it is significantly above every one (the largest adjusted p);
+    ``below `floor` (p=...)`` when it is significantly below one; else ``no: `floor` p=...`` naming
+    the floor it is least clearly above; ``"–"`` without tests."""
+    if not tests:
+        return "–"
+    if all(t.diff > 0 and p < ALPHA for _, t, p in tests):
+        return f"yes ({format_p(max(p for _, _, p in tests))})"
+    below = [(f, p) for f, t, p in tests if t.diff < 0 and p < ALPHA]
+    if below:
+        f, p = min(below, key=lambda x: x[1])
+        return f"below `{f}` ({format_p(p)})"
+    f, _, p = max(tests, key=lambda x: (not (x[1].diff > 0), x[2]))
+    return f"no: `{f}` {format_p(p)}"
+
+
 def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:
     """``"[0.41, 0.73]"`` (values times ``scale``); ``"[n/a]"`` when undefined."""
     if math.isnan(iv.low):
@@ -279,7 +300,7 @@ def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:
 
 
 __all__ = [
-    "ALPHA", "CONFIDENCE", "EXACT_LIMIT", "INTERVAL_METHODS", "RESAMPLES", "Interval", "PairedTest",
+    "ALPHA", "CONFIDENCE", "EXACT_LIMIT", "PERMUTATIONS", "INTERVAL_METHODS", "RESAMPLES", "Interval", "PairedTest",
     "format_interval", "format_p", "hierarchical_bootstrap", "holm", "stratified_bootstrap", "paired_coverage", "paired_scores",
-    "proportion_interval", "wilson",
+    "proportion_interval", "verdict", "wilson",
 ]

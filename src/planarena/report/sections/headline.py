@@ -243,15 +243,8 @@ def format_cell(iv: stats.Interval, bold: bool = False) -> str:
 
 
 def format_floor(table: CoverageTable, m: str) -> str:
-    """The "above floor" cell: ``yes (p=0.001)`` with the largest adjusted p over the row's floors,
-    or ``no: random_walk p=0.41`` naming the floor it is not above; "–" without a floor."""
-    tests = table.floor_tests.get(m)
-    if not tests:
-        return DASH
-    if table.above_floor(m):
-        return f"yes ({stats.format_p(max(p for _, _, p in tests))})"
-    worst = max(tests, key=lambda x: (not (x[1].diff > 0), x[2]))
-    return f"no: `{worst[0]}` {stats.format_p(worst[2])}"
+    """The *above floor* cell (:func:`planarena.report.stats.verdict` of the row's floor tests)."""
+    return stats.verdict(table.floor_tests.get(m, []))
 
 
 def render_table(

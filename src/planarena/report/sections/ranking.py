@@ -176,12 +176,8 @@ def floor_tests(records: Iterable[ResultRecord], traits: Mapping[str, ReportTrai
 
 
 def format_hit_floor(test: tuple[str, stats.PairedTest, float] | None) -> str:
-    """The *above floor* cell of a ranking row: ``yes (p=...)`` or ``no: `floor` p=...``."""
-    if test is None:
-        return DASH
-    f, t, p = test
-    shown = stats.format_p(p)
-    return f"yes ({shown})" if t.diff > 0 and p < stats.ALPHA else f"no: `{f}` {shown}"
+    """The *above floor* cell of a ranking row (:func:`planarena.report.stats.verdict`)."""
+    return stats.verdict([test] if test else [])
 
 
 def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits] | None = None,
