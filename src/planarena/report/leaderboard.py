@@ -118,7 +118,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
     index = instance_index(inputs.manifest, [r for r in latest if not is_pool_record(r)],
                            inputs.domains, inputs.splits)
     cov = coverage.coverage_table(inputs.records, inputs.manifest, inputs.domains, inputs.splits)
-    schema_all = schema.headline_table(inputs.records, inputs.traits)
+    schema_all = schema.headline_table(inputs.records, inputs.traits, inputs.seed)
     # the cells some plan method ran on: the horizon ceiling counts only the problems evaluated
     evaluated = {(r.domain, r.split) for r in plan_records_of(inputs.records)}
     return Analysis(

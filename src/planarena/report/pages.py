@@ -148,7 +148,8 @@ def render_front(
     lines += [*ranking.render(a.ranking, a.traits, {"hitk": detail_link("hitk.md"), "pool": detail_link("pool.md")},
                               a.rank_records, a.seed), ""]
     if a.schema_headline is not None:
-        lines += ["## Schema learning", "", "Mean ± population std over seeds, all domains together "
+        lines += ["## Schema learning", "", "Mean ± population std over seeds, all domains together, with the 95 % interval "
+                  "(precision, recall: bootstrap over domains, then seeds; N_sc: Wilson score of the runs) "
                   f"(per domain: [{detail_link('schema.md')}]({detail_link('schema.md')})).", "",
                   md_table(a.schema_headline), ""]
     lines += ["## Methods", "", *(a.method_lines or ["No result records yet."]), ""]

@@ -280,13 +280,18 @@ def _checks(references: Sequence[tuple[str, str]], runs: Mapping[tuple[str, str]
 
 
 def headline_table(
-    records: Iterable[ResultRecord], traits: Mapping[str, ReportTraits] | None = None
+    records: Iterable[ResultRecord], traits: Mapping[str, ReportTraits] | None = None, seed: int = 0,
 ) -> pd.DataFrame | None:
     """The front page's schema-learning table: a row per method, ``seeds``, ``domains``,
     precision and recall (per seed the mean over domains, then mean ± std over seeds:
-    :func:`planarena.report.sections.hitk.task_metric_table` without grouping) and ``N_sc`` (runs
-    sound and complete, summed over domains, ``"k/n"``); learned methods first, then the reference
-    rows marked *(ceiling)* / *(floor)*. ``None`` without ``learn_schema`` records."""
+    :func:`planarena.report.sections.hitk.task_metric_table` without grouping; with the 95 %
+    hierarchical bootstrap interval over the measured domains, then seeds, where every seed
+    measured the same domains) and ``N_sc`` (runs sound and complete, summed over domains,
+    ``"k/n"`` with the Wilson interval of k/n); learned methods first, then the reference rows
+    marked *(ceiling)* / *(floor)*. ``None`` without ``learn_schema`` records."""
+    from planarena.report import stats
+
+    records = list(records)
     table = task_metric_table(records, TASK, RATES, (), unit="domains")
     sc = schema_table(records, traits)
     if table is None or sc is None:
@@ -297,7 +302,27 @@ def headline_table(
         k, n = (int(x) for x in cell["N_sc"].split("/"))
         nsc[m][0] += k
         nsc[m][1] += n
-    table["N_sc"] = [f"{nsc[m][0]}/{nsc[m][1]}" for m in table["method"]]
+    table["N_sc"] = [f"{nsc[m][0]}/{nsc[m][1]} {stats.format_interval(stats.wilson(*nsc[m]))}" for m in table["method"]]
+    values: dict[tuple[str, str], dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+    for r in latest_records(records):
+        if record_task(r) != TASK:
+            continue
+        for key in RATES:
+            v = (r.extra or {}).get(key)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                values[(r.method, key)][r.domain][r.seed] = float(v)
+    for col in (k for k in RATES if k in table.columns):
+        key = col
+        cells = []
+        for m, text in zip(table["method"], table[col]):
+            by_domain = values.get((m, key), {})
+            seeds = sorted(set().union(*(d.keys() for d in by_domain.values()))) if by_domain else []
+            doms = sorted(d for d, by in by_domain.items() if all(s in by for s in seeds))
+            if doms and len(doms) == len(by_domain):
+                iv = stats.hierarchical_bootstrap(np.array([[by_domain[d][s] for s in seeds] for d in doms]), seed)
+                text = f"{text} {stats.format_interval(iv)}"
+            cells.append(text)
+        table[col] = cells
     table["_ref"] = [m in roles for m in table["method"]]
     table = table.sort_values("_ref", kind="stable").drop(columns="_ref").reset_index(drop=True)
     table["method"] = [f"{m} *({roles[m]})*" if m in roles else m for m in table["method"]]
