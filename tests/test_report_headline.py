@@ -9,7 +9,7 @@ import math
 from test_report import entry, rec
 
 from planarena.methods.base import Budget, ReportTraits
-from planarena.report import stats
+from planarena import stats
 from planarena.report.records import instance_index
 from planarena.report.sections import headline, problems
 

@@ -346,7 +346,7 @@ def test_headline_table_marks_the_reference_rows():
         ["schema_true_domain *(ceiling)*", "1", "2", "1.00 (1 run) [1.00, 1.00]", "1.00 (1 run) [1.00, 1.00]",
          "2/2 [0.34, 1.00]"],
     ]
-    from planarena.report import stats
+    from planarena import stats
 
     assert stats.format_interval(stats.wilson(1, 6)) == "[0.03, 0.56]"
     assert schema.headline_table([]) is None

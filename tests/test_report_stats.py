@@ -1,4 +1,4 @@
-"""Intervals and paired tests of the leaderboard (``planarena.report.stats``) on hand-computed cases."""
+"""Intervals and paired tests of the leaderboard (``planarena.stats``) on hand-computed cases."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from planarena.report import stats
+from planarena import stats
 
 Z2 = 1.959963984540054 ** 2
 

@@ -10,11 +10,11 @@ What is compared, from the latest ``plan`` records (:func:`planarena.report.reco
   deterministic method with one run against a method of three seeds) each method's own seeds, and a
   problem's value is its solved fraction over them. A selected seed without a record on a common
   problem counts as unsolved (as in the coverage table) and is counted in ``missing``.
-* **Coverage**: :func:`planarena.report.stats.paired_coverage` on the solved matrices (McNemar's
+* **Coverage**: :func:`planarena.stats.paired_coverage` on the solved matrices (McNemar's
   exact test for one run each, else the paired sign-flip permutation test of the per-problem solved
   fractions); the **discordant problems** (solved fractions differ) are listed one by one.
 * **Plan length** on the commonly solved problems (each method solved it in at least one seed; the
-  value is the mean over its solved seeds): :func:`planarena.report.stats.paired_scores` (Wilcoxon
+  value is the mean over its solved seeds): :func:`planarena.stats.paired_scores` (Wilcoxon
   signed-rank), and the largest differences as a second table.
 * **Scatter plots**, one point per common problem (:func:`planarena.report.plots.plot_scatter`):
   plan length (commonly solved), time per problem (the record's ``wall_time``, mean over seeds; an
@@ -46,7 +46,7 @@ from planarena.methods.base import ReportTraits
 from planarena.report import plots as plotting
 from planarena.report.markdown import DASH, md_table, md_text
 from planarena.report.records import plan_records_of, split_sort_key
-from planarena.report.stats import ALPHA, PairedTest, holm, paired_coverage, paired_scores
+from planarena.stats import ALPHA, PairedTest, holm, paired_coverage, paired_scores
 
 #: Rows of the table of the largest plan-length differences.
 TOP_LENGTH_DIFFS = 10
@@ -157,7 +157,7 @@ def compare(
     seconds, at which unsolved attempts are drawn and averaged (None: the largest ``wall_time`` of
     the two methods' selected records, said in :attr:`Comparison.time_limit_source`); ``seed``: the
     generator seed of the permutation test's Monte-Carlo patterns (used only past
-    :data:`planarena.report.stats.EXACT_LIMIT` differing problems), so the output is byte-stable.
+    :data:`planarena.stats.EXACT_LIMIT` differing problems), so the output is byte-stable.
 
     Raises:
         ValueError: ``a`` or ``b`` has no ``plan`` record (the message names the methods that

@@ -7,16 +7,16 @@ marked as a significance tier.
   the schema-learning test problems, which only schema-learning rows plan, get a table of their own.
   The ``held-out`` column pools the table's splits.
 * **Cells.** ``value [low, high] k/N``: the fraction of attempts solved and validated (k solved of N
-  = problems x seeds), with :func:`planarena.report.stats.proportion_interval` (Wilson for one run,
+  = problems x seeds), with :func:`planarena.stats.proportion_interval` (Wilson for one run,
   the hierarchical bootstrap over problems then seeds for several), seeded from params.
 * **Kinds.** Rows are grouped by :attr:`planarena.methods.base.ReportTraits.kind` (search, lookahead
   policy, policy, decoder), then floors, then ceilings: a search planner is never ranked beside a
   policy.
 * **Above floor.** Each learned row (role ``model``) is tested against every floor of the table whose
   ``floor_kinds`` include its kind, and against the floor of its ``floor_group``, on the pooled
-  held-out problems both attempted with :func:`planarena.report.stats.paired_coverage`; the p-values of the whole
+  held-out problems both attempted with :func:`planarena.stats.paired_coverage`; the p-values of the whole
   table are Holm-corrected; "yes" only when the row is above every one of its floors at
-  :data:`planarena.report.stats.ALPHA`.
+  :data:`planarena.stats.ALPHA`.
 * **Bold.** Per column and kind, the best learned-or-planner row, and every row of that kind not
   significantly worse than it (paired test, Holm within the column and kind): a tier, not a single
   winner. Nothing is bold when the best solves nothing.
@@ -35,7 +35,7 @@ import pandas as pd
 from planarena.config import is_held_out
 from planarena.core.records import ResultRecord
 from planarena.methods.base import KINDS, ReportTraits
-from planarena.report import stats
+from planarena import stats
 from planarena.report.markdown import DASH
 from planarena.report.records import plan_records_of, split_sort_key
 from planarena.report.traits import PLAIN, floor_of
@@ -58,7 +58,7 @@ class CoverageTable:
         methods: the rows in display order.
         group: per method, its row group (a kind, ``floor`` or ``ceiling``).
         solved: per (method, column), the 0/1 matrix (problems, seeds) of that column's problems.
-        cells: per (method, column), the :class:`planarena.report.stats.Interval` of the cell.
+        cells: per (method, column), the :class:`planarena.stats.Interval` of the cell.
         floor_tests: per learned method, ``(floor, PairedTest, Holm-adjusted p)`` for each floor.
         bold: per column, the methods in its best tier.
     """
@@ -243,7 +243,7 @@ def format_cell(iv: stats.Interval, bold: bool = False) -> str:
 
 
 def format_floor(table: CoverageTable, m: str) -> str:
-    """The *above floor* cell (:func:`planarena.report.stats.verdict` of the row's floor tests)."""
+    """The *above floor* cell (:func:`planarena.stats.verdict` of the row's floor tests)."""
     return stats.verdict(table.floor_tests.get(m, []))
 
 

@@ -33,7 +33,7 @@ from planarena.report.markdown import DASH, md_table
 from planarena.report.metrics import metric, seed_means
 from planarena.report.records import is_pool_record, latest_records, record_protocol, record_task
 from planarena.report.sections.pool import PROTOCOL_LABELS
-from planarena.report import stats
+from planarena import stats
 from planarena.report.traits import PLAIN, floor_of, method_label, row_order
 
 #: The successor-set column's protocol name and title.
@@ -176,7 +176,7 @@ def floor_tests(records: Iterable[ResultRecord], traits: Mapping[str, ReportTrai
 
 
 def format_hit_floor(test: tuple[str, stats.PairedTest, float] | None) -> str:
-    """The *above floor* cell of a ranking row (:func:`planarena.report.stats.verdict`)."""
+    """The *above floor* cell of a ranking row (:func:`planarena.stats.verdict`)."""
     return stats.verdict([test] if test else [])
 
 

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from planarena import stats
 from planarena.core.records import ResultRecord
 from planarena.methods.base import ReportTraits
 from planarena.report.markdown import DASH, md_table, md_text
@@ -289,8 +290,6 @@ def headline_table(
     measured the same domains) and ``N_sc`` (runs sound and complete, summed over domains,
     ``"k/n"`` with the Wilson interval of k/n); learned methods first, then the reference rows
     marked *(ceiling)* / *(floor)*. ``None`` without ``learn_schema`` records."""
-    from planarena.report import stats
-
     records = list(records)
     table = task_metric_table(records, TASK, RATES, (), unit="domains")
     sc = schema_table(records, traits)
