@@ -1,0 +1,113 @@
+"""Claim files and verdicts (``planarena.claims``): parsing with one-line errors, and the verdict of
+hand-made records: gate first, then confirm / refute, paired tests Holm-corrected per block."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_report import entry, rec
+
+from planarena.claims.spec import load_claim
+from planarena.claims.verdict import evaluate
+from planarena.config import ConfigError
+from planarena.report.records import instance_index
+
+CLAIM = """
+id: {id}
+paper: state-centric-transition-models
+where: Table 1
+claim: Delta beats state out of distribution.
+experiment:
+  suite: generated
+  methods: [delta, state, walk]
+  seeds: [13]
+cost: {{cpu_minutes: 5}}
+published: {{delta: 0.9, state: 0.4}}
+gate:
+  - {{better: [delta, walk], split: validation}}
+confirm:
+  all:
+    - {{better: [delta, state], split: extrapolation}}
+refute:
+  any:
+    - {{not_better: [delta, state], split: extrapolation}}
+"""
+
+
+def _write(tmp_path, text, name="delta-beats-state"):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text.format(id=name))
+    return path
+
+
+def _records(delta_x: int, state_x: int, delta_v: int = 10):
+    out = []
+    for i in range(10):
+        out.append(rec("delta", "bw", "validation", f"v{i}", 13, "solved" if i < delta_v else "unsolved"))
+        out.append(rec("walk", "bw", "validation", f"v{i}", 13, "unsolved"))
+        out.append(rec("delta", "bw", "extrapolation", f"x{i}", 13, "solved" if i < delta_x else "unsolved"))
+        out.append(rec("state", "bw", "extrapolation", f"x{i}", 13, "solved" if i < state_x else "unsolved"))
+    return out
+
+
+def _index(records):
+    manifest = [entry("bw", s, f"{p}{i}") for s, p in (("validation", "v"), ("extrapolation", "x")) for i in range(10)]
+    return instance_index(manifest, records)
+
+
+def test_claim_file_parses(tmp_path):
+    c = load_claim(_write(tmp_path, CLAIM))
+    assert c.id == "delta-beats-state" and c.methods == ["delta", "state", "walk"]
+    assert [a.label() for a in c.confirm.atoms()] == ["better(delta, state) on all domains/extrapolation"]
+    assert len(c.digest) == 12 and c.published == {"delta": 0.9, "state": 0.4}
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace("id: {id}", "id: other"), "must equal the file name"),
+    (lambda t: t.replace("split: validation", "domain: bw"), "needs a split"),
+    (lambda t: t.replace("[delta, walk]", "[delta, nobody]"), "nobody, not in experiment.methods"),
+    (lambda t: t.replace("better: [delta, walk]", "between: [delta, walk]"), "exactly one of"),
+    (lambda t: t.replace("cost: {{cpu_minutes: 5}}\n", ""), r"missing field\(s\) cost"),
+])
+def test_malformed_claim_is_one_line_naming_the_file(tmp_path, edit, message):
+    path = _write(tmp_path, edit(CLAIM))
+    with pytest.raises(ConfigError, match=message) as info:
+        load_claim(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_confirmed_when_the_gate_holds_and_the_paired_test_says_better(tmp_path):
+    claim = load_claim(_write(tmp_path, CLAIM))
+    records = _records(delta_x=9, state_x=1)  # 8 discordant, all for delta: p = 2 / 2**8
+    v = evaluate(claim, records, _index(records))
+    assert v.verdict == "confirmed" and v.blocks == {"gate": True, "confirm": True, "refute": False}
+    [r] = v.results["confirm"]
+    assert (r.test.a_better, r.test.b_better) == (8, 0) and math.isclose(r.p, 2 / 2 ** 8)
+    assert r.coverage["delta"].value == 0.9 and "holds" in r.describe()
+    assert v.to_json()["atoms"]["confirm"][0]["holds"] is True
+
+
+def test_refuted_when_the_gate_holds_and_state_matches(tmp_path):
+    claim = load_claim(_write(tmp_path, CLAIM))
+    records = _records(delta_x=3, state_x=3)
+    v = evaluate(claim, records, _index(records))
+    assert v.verdict == "refuted" and v.blocks["gate"] and not v.blocks["confirm"]
+
+
+def test_inconclusive_when_the_gate_fails_whatever_the_test_says(tmp_path):
+    claim = load_claim(_write(tmp_path, CLAIM))
+    records = _records(delta_x=9, state_x=1, delta_v=0)  # the model never beats the walk on validation
+    v = evaluate(claim, records, _index(records))
+    assert v.verdict == "inconclusive" and not v.blocks["gate"] and v.blocks["confirm"]
+
+
+def test_at_least_thresholds_and_missing_records(tmp_path):
+    text = CLAIM.replace("- {{better: [delta, walk], split: validation}}",
+                         "- {{at_least: [delta, 0.5], split: validation}}")
+    claim = load_claim(_write(tmp_path, text))
+    records = [r for r in _records(9, 1, delta_v=6) if r.method != "state"]  # state never ran
+    v = evaluate(claim, records, _index(records))
+    assert v.blocks["gate"] is True
+    [r] = v.results["confirm"]
+    assert r.test.test == "no records" and r.holds is False and v.verdict == "refuted"
