@@ -246,3 +246,64 @@ def encoders_list() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+claims_app = typer.Typer(help="Claims: each paper's claims as pre-registered experiments with verdicts.",
+                         no_args_is_help=True)
+app.add_typer(claims_app, name="claims")
+CLAIMS_DIR = Path("claims")
+
+
+@claims_app.command("list")
+def claims_list(folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files")) -> None:
+    """Every claim: id, paper, expected cost on 2 cores, and its verdict where one is committed."""
+    from planarena.claims.spec import load_claims
+
+    for c in load_claims(folder):
+        verdict = Path("reports/claims") / c.id / "verdict.json"
+        v = json.loads(verdict.read_text())["verdict"] if verdict.exists() else "not run"
+        typer.echo(f"{c.id}  [{c.paper}, {c.where}]  ~{c.cost.get('cpu_minutes', '?')} CPU min"
+                   f"{' (GPU optional)' if c.cost.get('gpu') else ''}  -> {v}\n    {c.claim}")
+
+
+@claims_app.command("run")
+def claims_run(
+    claim_id: str = typer.Argument(..., help="a claim id (the file name in claims/ without .yaml)"),
+    folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
+    work: Optional[Path] = typer.Option(None, help="workspace (default ~/.cache/planarena/claims/<id>; a rerun resumes)"),
+) -> None:
+    """Run the claim's experiment in its own DVC workspace (resumable), then write its verdict page
+    under reports/claims/<id>/."""
+    from planarena.claims import run as claim_run
+    from planarena.claims.spec import load_claim
+
+    c = load_claim(folder / f"{claim_id}.yaml")
+    ws = work or claim_run.DEFAULT_WORK / c.id
+    typer.echo(f"claim {c.id}: workspace {ws} (expected ~{c.cost.get('cpu_minutes', '?')} CPU min); log {ws / 'run.log'}")
+    try:
+        claim_run.run(c, ws, echo=typer.echo)
+    except RuntimeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    v = claim_run.write_page(c, ws, Path("reports/claims"))
+    typer.echo(f"claim {c.id}: {v.verdict} (reports/claims/{c.id}/claim.md)")
+
+
+@claims_app.command("report")
+def claims_report(
+    claim_id: str = typer.Argument(..., help="a claim id"),
+    folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
+    work: Optional[Path] = typer.Option(None, help="the claim's workspace (default as for run)"),
+) -> None:
+    """Recompute the claim's verdict page from its workspace's records, without running anything."""
+    from planarena.claims import run as claim_run
+    from planarena.claims.spec import load_claim
+
+    c = load_claim(folder / f"{claim_id}.yaml")
+    ws = work or claim_run.DEFAULT_WORK / c.id
+    if not (ws / "data").is_dir():
+        typer.echo(f"error: {ws}: no workspace data; run `planarena claims run {c.id}` first", err=True)
+        raise typer.Exit(1)
+    v = claim_run.write_page(c, ws, Path("reports/claims"))
+    typer.echo(f"claim {c.id}: {v.verdict} (reports/claims/{c.id}/claim.md)")
+

@@ -1,0 +1,207 @@
+"""Running a claim: its own DVC workspace, then its verdict page under ``reports/claims/<id>/``.
+
+:func:`prepare` makes (or refreshes) the workspace: a copy of the pipeline (``dvc.yaml``,
+``stages/``, ``src/``, ``.dvcignore``) with a ``params.yaml`` that is the project's params with the
+claim's overlay deep-merged in, only the claim's methods configured, and the claim's suite, domains
+and seeds. :func:`run` runs ``dvc repro`` there (resumable: DVC skips finished stages and the
+evaluate stage keeps the records it has), streaming DVC's output to a log, then :func:`write_page`
+computes the verdict from the workspace's records and writes ``verdict.json``, ``claim.md``, the
+workspace's ``params.yaml`` and its report.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from planarena.claims.spec import Claim
+from planarena.claims.verdict import Verdict, evaluate
+from planarena.config import ConfigError, Layout, deep_merge
+from planarena.core.io import atomic_write_text
+from planarena.core.problemset import ProblemSet
+from planarena.core.records import iter_records
+from planarena.report.records import instance_index
+
+REPO = Path(__file__).resolve().parents[3]
+#: What the workspace copies from the repository.
+PIPELINE = ("dvc.yaml", "stages", "src", ".dvcignore")
+#: Where workspaces live unless ``--work`` says otherwise (kept between sessions: a rerun resumes).
+DEFAULT_WORK = Path(os.environ.get("PLANARENA_CLAIMS_WORK", Path.home() / ".cache" / "planarena" / "claims"))
+
+
+def claim_params(claim: Claim, params_text: str) -> dict:
+    """The workspace's params: the project's raw params (``params_text``, profiles included) with
+    ``experiment.params`` deep-merged in, then ``methods`` cut to the claim's methods,
+    ``suite`` / ``suites.<suite>.domains`` / ``suites.<suite>.path`` and ``evaluation.seeds`` from the
+    experiment (when given).
+
+    Raises:
+        ConfigError: a method of the claim is not configured in the params (names the claim file).
+    """
+    raw = yaml.safe_load(params_text)
+    exp = claim.experiment
+    merged = deep_merge(raw, copy.deepcopy(exp.get("params") or {}))
+    methods = merged.get("methods") or {}
+    missing = [m for m in claim.methods if m not in methods]
+    if missing:
+        raise ConfigError(f"{claim.source}: experiment.methods {', '.join(missing)} not configured under "
+                          "methods: in params.yaml (nor in experiment.params.methods)")
+    merged["methods"] = {m: methods[m] for m in claim.methods}
+    if exp.get("suite"):
+        merged["suite"] = exp["suite"]
+        suite = merged.setdefault("suites", {}).setdefault(exp["suite"], {})
+        if exp.get("domains"):
+            suite["domains"] = list(exp["domains"])
+        if exp.get("path"):
+            suite["path"] = str(Path(exp["path"]).expanduser().resolve())
+        elif isinstance(suite.get("path"), str) and not Path(suite["path"]).is_absolute():
+            suite["path"] = str((REPO / suite["path"]).resolve())  # the workspace is elsewhere
+    if exp.get("seeds"):
+        merged.setdefault("evaluation", {})["seeds"] = list(exp["seeds"])
+    if exp.get("splits"):
+        merged.setdefault("evaluation", {})["splits"] = list(exp["splits"])
+    merged["report"] = {"paper_runs": [], "description": f"claim `{claim.id}` ({claim.paper}, {claim.where})"}
+    return merged
+
+
+def prepare(claim: Claim, work: Path) -> Path:
+    """Create or refresh the workspace ``work`` (a git + DVC repository): the pipeline copied anew,
+    ``params.yaml`` from :func:`claim_params`. Data already computed there is kept."""
+    work.mkdir(parents=True, exist_ok=True)
+    for item in PIPELINE:
+        src, dst = REPO / item, work / item
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        (shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+         if src.is_dir() else shutil.copy(src, dst))
+    params = claim_params(claim, (REPO / "params.yaml").read_text())
+    atomic_write_text(work / "params.yaml", yaml.safe_dump(params, sort_keys=False, width=120))
+    (work / ".gitignore").write_text("/data/\n__pycache__/\n/run.log\n")
+    env = _env(work)
+    if not (work / ".git").is_dir():
+        subprocess.run(["git", "init", "-q"], cwd=work, env=env, check=True)
+    if not (work / ".dvc").is_dir():
+        subprocess.run(["dvc", "init", "-q"], cwd=work, env=env, check=True)
+        subprocess.run(["dvc", "config", "core.analytics", "false"], cwd=work, env=env, check=True)
+    return work
+
+
+def _env(work: Path) -> dict:
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = str(work / "src")  # the workspace's copy, which its stages fingerprint
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return env
+
+
+def run(claim: Claim, work: Path, echo=print) -> float:
+    """Prepare the workspace and run ``dvc repro`` in it; DVC's output goes to ``work/run.log`` and,
+    a stage a line, to ``echo``. Returns the wall seconds of this call (the cost; a resumed run
+    adds up in ``work/cost.json``).
+
+    Raises:
+        RuntimeError: ``dvc repro`` failed (the message names the log).
+    """
+    prepare(claim, work)
+    start = time.perf_counter()
+    log = work / "run.log"
+    with open(log, "a") as out:
+        proc = subprocess.Popen(["dvc", "repro"], cwd=work, env=_env(work), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        for line in proc.stdout:
+            out.write(line)
+            if line.startswith("Running stage"):
+                echo(f"[{claim.id}] {line.strip()}")
+        rc = proc.wait()
+    seconds = time.perf_counter() - start
+    cost_file = work / "cost.json"
+    cost = json.loads(cost_file.read_text()) if cost_file.exists() else {"wall_s": 0.0, "runs": 0}
+    cost = {"wall_s": round(cost["wall_s"] + seconds, 1), "runs": cost["runs"] + 1}
+    cost_file.write_text(json.dumps(cost))
+    if rc != 0:
+        raise RuntimeError(f"claim {claim.id}: dvc repro failed (exit {rc}); see {log}")
+    return seconds
+
+
+def verdict_of(claim: Claim, work: Path, seed: int = 0) -> Verdict:
+    """The verdict from the workspace's records (``work/data``)."""
+    layout = Layout(root=work / "data")
+    files = sorted(Path(layout.results).glob("*.jsonl")) if Path(layout.results).is_dir() else []
+    records = list(iter_records(files))
+    index = instance_index(ProblemSet(layout.problems).entries, records)
+    return evaluate(claim, records, index, seed)
+
+
+def _git_head() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str) -> str:
+    """The claim's page (markdown): the claim, the pre-registered conditions, each measured atom with
+    its interval and test, the published values, the verdict, the cost and the commit."""
+    lines = [f"# Claim `{claim.id}`: **{verdict.verdict}**", "",
+             f"> {claim.claim}", "", f"Paper: `{claim.paper}`, {claim.where}. Claim file: "
+             f"`claims/{claim.source.name}` (sha256 `{claim.digest}`), written before the run; "
+             f"code at `{commit}`.", ""]
+    exp = claim.experiment
+    lines += ["## Experiment", "",
+              f"Suite `{exp.get('suite', 'generated')}`, domains {', '.join(exp.get('domains') or ['all'])}, "
+              f"methods {', '.join(f'`{m}`' for m in claim.methods)}, seeds {exp.get('seeds', 'from params')}; "
+              f"params overlay: `{json.dumps(exp.get('params') or {}, sort_keys=True)}`.", "",
+              f"Expected cost {claim.cost.get('cpu_minutes', '?')} CPU minutes on 2 cores; measured "
+              f"{cost.get('wall_s', 0) / 60:.0f} min wall in {cost.get('runs', 0)} run(s).", ""]
+    for block in ("gate", "confirm", "refute"):
+        holds = verdict.blocks[block]
+        cond = getattr(claim, block)
+        lines += [f"## {block.capitalize()} ({cond.op} of): {'holds' if holds else 'does not hold'}", ""]
+        lines += [f"- {r.describe()}" for r in verdict.results[block]] + [""]
+    if claim.published:
+        lines += ["## Published values (the paper's, for reference)", ""]
+        lines += [f"- {k}: {v}" for k, v in claim.published.items()] + [""]
+    if claim.notes:
+        lines += ["## Notes", "", claim.notes, ""]
+    lines += ["Verdict rule: the gate first (fails: inconclusive); then confirmed if the confirm condition "
+              "holds and the refute condition does not, refuted in the opposite case, inconclusive "
+              "otherwise. Paired atoms: McNemar's exact test (one run each) or the sign-flip permutation "
+              f"test (several seeds), Holm-corrected within a block, alpha = {claim.alpha}."]
+    return "\n".join(lines) + "\n"
+
+
+def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
+    """Compute the verdict from the workspace and write ``out_root/<id>/``: ``verdict.json``,
+    ``claim.md``, ``params.yaml`` (the workspace's) and ``report/`` (the workspace's leaderboard and
+    detail pages, when it has them)."""
+    seed = int((yaml.safe_load((work / "params.yaml").read_text()) or {}).get("seed", 0) or 0)
+    verdict = verdict_of(claim, work, seed)
+    cost_file = work / "cost.json"
+    cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
+    commit = _git_head()
+    out = out_root / claim.id
+    out.mkdir(parents=True, exist_ok=True)
+    data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
+            "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit}
+    atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
+    atomic_write_text(out / "claim.md", render_page(claim, verdict, cost, commit))
+    shutil.copy(work / "params.yaml", out / "params.yaml")
+    if (work / "reports" / "leaderboard.md").exists():
+        if (out / "report").is_dir():
+            shutil.rmtree(out / "report")
+        shutil.copytree(work / "reports", out / "report")
+    return verdict
+
+
+__all__ = ["DEFAULT_WORK", "claim_params", "prepare", "render_page", "run", "verdict_of", "write_page"]
