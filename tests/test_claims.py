@@ -111,3 +111,55 @@ def test_at_least_thresholds_and_missing_records(tmp_path):
     assert v.blocks["gate"] is True
     [r] = v.results["confirm"]
     assert r.test.test == "no records" and r.holds is False and v.verdict == "refuted"
+
+
+def test_claim_params_overlay_methods_suite_and_seeds(tmp_path):
+    from planarena.claims.run import REPO, claim_params
+
+    text = CLAIM.replace("suite: generated", "suite: satr\n  domains: [blocksworld]").replace(
+        "methods: [delta, state, walk]", "methods: [wl_xgb_delta, random_walk]\n  params: {{planners: {{splits: [train]}}}}")
+    text = text.replace("[delta, walk]", "[wl_xgb_delta, random_walk]").replace("[delta, state]", "[wl_xgb_delta, random_walk]")
+    claim = load_claim(_write(tmp_path, text))
+    params = claim_params(claim, (REPO / "params.yaml").read_text())
+    assert list(params["methods"]) == ["wl_xgb_delta", "random_walk"]
+    assert params["suite"] == "satr" and params["suites"]["satr"]["domains"] == ["blocksworld"]
+    assert params["planners"]["splits"] == ["train"] and params["evaluation"]["seeds"] == [13]
+    assert params["suites"]["satr"]["path"].startswith("/")  # the workspace is elsewhere
+    assert params["profiles"] == __import__("yaml").safe_load((REPO / "params.yaml").read_text())["profiles"]
+    bad = load_claim(_write(tmp_path, CLAIM.replace("[delta, state, walk]", "[delta, state, walk]"), "other"))
+    with pytest.raises(ConfigError, match="not configured"):
+        claim_params(bad, (REPO / "params.yaml").read_text())
+
+
+def test_front_page_claims_table_from_verdict_files(tmp_path):
+    from planarena.claims.run import render_page
+    from planarena.report.sections import claims as section
+
+    claim = load_claim(_write(tmp_path, CLAIM))
+    records = _records(delta_x=9, state_x=1)
+    v = evaluate(claim, records, _index(records))
+    folder = tmp_path / "reports" / "claims" / claim.id
+    folder.mkdir(parents=True)
+    (folder / "verdict.json").write_text(__import__("json").dumps(
+        {**v.to_json(), "paper": claim.paper, "where": claim.where, "published": claim.published,
+         "cost": {"wall_s": 600.0}, "expected_cpu_minutes": 5}))
+    [row] = section.table(section.load_verdicts(tmp_path / "reports" / "claims")).to_dict("records")
+    assert row["verdict"] == "**confirmed**" and row["cost"] == "10 min (5 expected)"
+    assert "0.90 vs 0.10" in row["measured"] and row["paper says"] == "delta: 0.9; state: 0.4"
+    page = render_page(claim, v, {"wall_s": 600.0, "runs": 1}, "abc1234")
+    assert page.startswith("# Claim `delta-beats-state`: **confirmed**") and "code at `abc1234`" in page
+    assert "## Gate (all of): holds" in page and "Holm p=" in page
+
+
+def test_claims_list_shows_cost_and_verdict(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from planarena.cli import app
+
+    folder = tmp_path / "claims"
+    folder.mkdir()
+    _write(folder, CLAIM)
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(app, ["claims", "list"])
+    assert out.exit_code == 0 and "delta-beats-state" in out.output and "~5 CPU min" in out.output
+    assert "not run" in out.output

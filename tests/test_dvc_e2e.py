@@ -101,6 +101,7 @@ def repo(tmp_path_factory) -> tuple[Path, dict]:
     for item in ("dvc.yaml", "params.yaml", "stages", "src", ".dvcignore"):
         src = ROOT / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / item)
+    (work / "reports" / "claims").mkdir(parents=True)  # the report stage reads the claim verdicts there
     params = (work / "params.yaml").read_text().replace("profile: default", "profile: smoke", 1)
     # a 2-worker local Dask cluster (whatever this machine's core count): the baseline that the
     # `jobs: 1` rerun below must reproduce byte for byte

@@ -85,6 +85,7 @@ def prepare(claim: Claim, work: Path) -> Path:
     params = claim_params(claim, (REPO / "params.yaml").read_text())
     atomic_write_text(work / "params.yaml", yaml.safe_dump(params, sort_keys=False, width=120))
     (work / ".gitignore").write_text("/data/\n__pycache__/\n/run.log\n")
+    (work / "reports" / "claims").mkdir(parents=True, exist_ok=True)  # a dependency of the report stage
     env = _env(work)
     if not (work / ".git").is_dir():
         subprocess.run(["git", "init", "-q"], cwd=work, env=env, check=True)

@@ -49,6 +49,7 @@ from planarena.report.records import (
     plan_records_of,
     record_task,
 )
+from planarena.report.sections import claims as claims_section
 from planarena.report.sections import (
     budget,
     divergence,
@@ -268,4 +269,5 @@ def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"))
     run_info = info.collect_info(params, traits, Path(layout.root) / "inputs")
     run_info["paper_runs"] = list((params.get("report") or {}).get("paper_runs") or [])
     run_info["description"] = (params.get("report") or {}).get("description")
+    run_info["claims"] = claims_section.load_verdicts(Path(reports_dir) / "claims")
     write_report(inputs, run_info, reports_dir)

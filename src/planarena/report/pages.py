@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from planarena.report import compare
 from planarena.report.markdown import md_table
 from planarena.report.published.loader import PAPERS, PublishedPaper
+from planarena.report.sections import claims as claims_section
 from planarena.report.sections import (
     budget,
     divergence,
@@ -131,6 +132,8 @@ def render_front(
              budget.opening_line(str(run_info.get("profile", "unknown")), run_info.get("paper_runs") or (),
                                  run_info.get("description")), "",
              _provenance(a, run_info), ""]
+    if run_info.get("claims"):
+        lines += ["## Claims", "", claims_section.DESCRIPTION, "", md_table(claims_section.table(run_info["claims"])), ""]
     lines += ["## Problems", "", *problems.box_lines(a.problems, detail_link("problems.md")), ""]
     lines += ["## Plan coverage", ""]
     if not a.headline:

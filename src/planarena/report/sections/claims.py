@@ -1,0 +1,68 @@
+"""Front-page section "Claims": one row per committed claim verdict (``reports/claims/<id>/
+verdict.json``, written by ``planarena claims run``): the claim, what the paper says, what was
+measured, the verdict and the cost. The verdicts come from their own runs; this section only reads
+them (the report stage declares ``reports/claims`` as a dependency)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from planarena.report.markdown import md_text
+
+DESCRIPTION = (
+    "Each paper's claims as pre-registered experiments (gate, confirm and refute written before the "
+    "run, `claims/`); the verdict is computed from the claim run's records with paired tests "
+    "(`planarena claims run ID`). *Measured*: the confirm condition's comparisons, coverage of A vs B "
+    "on the same problems, Holm-adjusted p. Cost: measured wall time on 2 cores (expected)."
+)
+
+
+def load_verdicts(folder: str | Path) -> list[dict]:
+    """Every ``<folder>/<id>/verdict.json``, sorted by claim id (an unreadable file is skipped: the
+    claim's own page says what is wrong)."""
+    out = []
+    for f in sorted(Path(folder).glob("*/verdict.json")):
+        try:
+            out.append(json.loads(f.read_text()))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _published(p: Mapping) -> str:
+    parts = []
+    for k, v in p.items():
+        parts.append(f"{k}: " + (", ".join(f"{m} {x}" for m, x in v.items()) if isinstance(v, Mapping) else str(v)))
+    return "; ".join(parts)
+
+
+def _measured(v: Mapping) -> str:
+    parts = []
+    for a in (v.get("atoms") or {}).get("confirm", []):
+        cov = a.get("coverage") or {}
+        values = " vs ".join(f"{c['value']:.2f}" for c in cov.values())
+        p = a.get("holm_p")
+        parts.append(f"{a['atom']}: {values}" + (f", p={p:.3g}" if isinstance(p, (int, float)) else ""))
+    return "; ".join(parts)
+
+
+def table(verdicts: Sequence[Mapping]) -> pd.DataFrame:
+    """The Claims table: claim (linked to its page), paper says, measured, verdict, cost."""
+    rows = []
+    for v in verdicts:
+        cost = v.get("cost") or {}
+        rows.append({
+            "claim": f"[{v['claim']}](claims/{v['claim']}/claim.md) ({v.get('paper')}, {v.get('where')})",
+            "paper says": md_text(_published(v.get("published") or {}), 400),
+            "measured": md_text(_measured(v), 600),
+            "verdict": f"**{v['verdict']}**" + ("" if v["blocks"].get("gate") else " (gate failed)"),
+            "cost": f"{cost.get('wall_s', 0) / 60:.0f} min ({v.get('expected_cpu_minutes', '?')} expected)",
+        })
+    return pd.DataFrame(rows, columns=["claim", "paper says", "measured", "verdict", "cost"])
+
+
+__all__ = ["DESCRIPTION", "load_verdicts", "table"]
