@@ -266,6 +266,15 @@ def claims_list(folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim fi
                    f"{' (GPU optional)' if c.cost.get('gpu') else ''}  -> {v}\n    {c.claim}")
 
 
+def _claim_and_workspace(claim_id: str, folder: Path, work: Optional[Path]):
+    """The claim file ``folder/<claim_id>.yaml`` parsed, and its workspace (``work`` or the default)."""
+    from planarena.claims import run as claim_run
+    from planarena.claims.spec import load_claim
+
+    c = load_claim(folder / f"{claim_id}.yaml")
+    return c, work or claim_run.DEFAULT_WORK / c.id
+
+
 @claims_app.command("run")
 def claims_run(
     claim_id: str = typer.Argument(..., help="a claim id (the file name in claims/ without .yaml)"),
@@ -275,10 +284,8 @@ def claims_run(
     """Run the claim's experiment in its own DVC workspace (resumable), then write its verdict page
     under reports/claims/<id>/."""
     from planarena.claims import run as claim_run
-    from planarena.claims.spec import load_claim
 
-    c = load_claim(folder / f"{claim_id}.yaml")
-    ws = work or claim_run.DEFAULT_WORK / c.id
+    c, ws = _claim_and_workspace(claim_id, folder, work)
     typer.echo(f"claim {c.id}: workspace {ws} (expected ~{c.cost.get('cpu_minutes', '?')} CPU min); log {ws / 'run.log'}")
     try:
         claim_run.run(c, ws, echo=typer.echo)
@@ -297,10 +304,8 @@ def claims_report(
 ) -> None:
     """Recompute the claim's verdict page from its workspace's records, without running anything."""
     from planarena.claims import run as claim_run
-    from planarena.claims.spec import load_claim
 
-    c = load_claim(folder / f"{claim_id}.yaml")
-    ws = work or claim_run.DEFAULT_WORK / c.id
+    c, ws = _claim_and_workspace(claim_id, folder, work)
     if not (ws / "data").is_dir():
         typer.echo(f"error: {ws}: no workspace data; run `planarena claims run {c.id}` first", err=True)
         raise typer.Exit(1)
