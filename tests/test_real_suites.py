@@ -31,7 +31,7 @@ def test_domain_loads_and_its_smallest_training_problem_plans_and_validates(suit
     smoke_params["suites"][suite].update(path=str(SHARED_BENCHMARKS / sub), domains=[domain], max_per_split=1)
     entries = run_stage(smoke_params, layout)
     splits = {split for _, split in LAYOUTS[suite]}
-    assert {e.split for e in entries} == splits  # one problem of every split, each parsed by pymimir
+    assert {e.split for e in entries} == splits  # one problem of every test split, all of train, each parsed
     ps = ProblemSet(layout.problems)
     train = min((e for e in ps.entries if e.split == "train"), key=lambda e: (e.objects, e.problem))
     domain_file, problem_file = layout.problems / domain / "domain.pddl", layout.problems / train.path

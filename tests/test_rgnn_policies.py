@@ -379,3 +379,29 @@ def test_method_rejects_aa_with_a_width_lookahead(tmp_path):
         RGNNPolicy("bad", {"lookahead": "iw", "encoding": "aa"}, params, Layout(root=tmp_path))
     with pytest.raises(ValueError, match="lookahead="):
         RGNNPolicy("bad", {"lookahead": "iw2", "encoding": "ad"}, params, Layout(root=tmp_path))
+
+
+def test_paper_profile_with_the_ipc2023_suite_is_section_7():
+    """``-S profile=paper -S suite=ipc2023`` is the paper's setup (issue 30): the Learning Track's
+    test splits, every test problem, 15 / 60 min per instance for flat / IW policies and 1,000
+    choices ("We enforce a limit of 1,000 choices and a timeout of 15 and 60 minutes per instance
+    for flat- and IW-policies, respectively", Section 7, Testing), Section 7's training settings."""
+    import yaml
+
+    from planarena.config import resolve_profile
+
+    raw = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
+    params = resolve_profile({**raw, "profile": "paper", "suite": "ipc2023"})
+    assert params["suites"]["ipc2023"]["max_per_split"] is None
+    section = params["rgnn_policies"]
+    assert {"test-easy", "test-medium", "test-hard"} <= set(section["splits"])
+    assert section["validation_from_train"] == 30            # Table 8: 30 validation per IPC domain
+    assert section["max_choices"] == {"width": 1000, "flat": 1000}
+    rows = {m: c for m, c in params["methods"].items() if c.get("method") == "rgnn_policy"}
+    assert rows and all(c["time_limit"] == (900 if c["lookahead"] == "flat" else 3600) for c in rows.values())
+    cfg = TrainConfig.from_params(section["train"])
+    assert (cfg.lr, cfg.min_lr, cfg.lr_episodes, cfg.temperature, cfg.min_temperature, cfg.temperature_episodes,
+            cfg.gamma, cfg.train_steps, cfg.batch, cfg.buffer_iw, cfg.buffer_flat, cfg.rollouts, cfg.max_jumps,
+            cfg.max_steps, cfg.max_seconds) == (1e-3, 1e-5, 300, 1.0, 0.1, 1000, 0.999, 32, 32, 100, 1000, 4, 20,
+                                                200, 12 * 3600)
+    assert section["model"]["embedding_size"] == 32

@@ -91,6 +91,26 @@ def test_ipc_layout_with_gzipped_problem(smoke_params, layout, tmp_path):
     assert (layout.problems / "tiny/test-hard/p02.pddl").read_text().startswith("; a on table")
 
 
+def test_max_per_split_never_cuts_the_training_split(smoke_params, layout, tmp_path):
+    # issue 30: max_per_split cut training/easy to its smallest problems too (and the R-GNN
+    # policies then moved half of those to validation)
+    root = tmp_path / "ipc"
+    d = root / "tiny"
+    for folder in ("training/easy", "testing/easy", "testing/medium", "testing/hard"):
+        (d / folder).mkdir(parents=True)
+        for i in (1, 2, 3):
+            (d / folder / f"p0{i}.pddl").write_text((TINY / "three.pddl").read_text())
+    (d / "domain.pddl").write_text((TINY / "domain.pddl").read_text())
+    smoke_params.update(suite="ipc2023")
+    smoke_params["suites"]["ipc2023"].update(path=str(root), domains=["tiny"], max_per_split=1)
+    entries = run_stage(smoke_params, layout)
+    by_split = {}
+    for e in entries:
+        by_split.setdefault(e.split, []).append(e.problem)
+    assert by_split == {"train": ["p01", "p02", "p03"], "test-easy": ["p01"], "test-medium": ["p01"],
+                        "test-hard": ["p01"]}
+
+
 @pytest.mark.shared
 def test_real_satr_suite_imports(smoke_params, layout):
     path = needs_shared("satr")

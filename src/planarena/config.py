@@ -8,13 +8,18 @@ never code paths (DESIGN.md, "Profiles").
 Precedence: a key set in the selected profile wins over the same key at the top level. So
 ``dvc exp run -S planners.astar_lmcut.time_limit=5`` changes the default profile; under
 ``-S profile=paper`` set ``profiles.paper.planners.astar_lmcut.time_limit`` instead if the paper
-profile overrides that key.
+profile overrides that key. :func:`load_params` stops with one line naming that key rather than
+drop such a value silently: with a profile other than ``default`` selected, a top-level leaf that
+differs from the params file committed at git HEAD (the user's ``-S`` or edit) and that the
+profile's overlay sets to another value is a :class:`ConfigError` (:func:`check_profile_overrides`).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,17 +76,105 @@ def resolve_profile(raw: dict) -> dict:
     return merged
 
 
+def _leaves(tree: dict, prefix: tuple = ()) -> dict[tuple, Any]:
+    """Key path -> value of every leaf of ``tree`` (a non-dict value or an empty dict)."""
+    out: dict[tuple, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            out.update(_leaves(value, prefix + (key,)))
+        else:
+            out[prefix + (key,)] = value
+    return out
+
+
+def _overlay_key(overlay: dict, parts: tuple) -> tuple | None:
+    """The key path of ``overlay`` that replaces the top-level leaf at ``parts`` under
+    :func:`deep_merge`: ``parts`` itself when the overlay has it, or a prefix that the overlay sets
+    to a non-dict value (replacing the whole subtree); None when the leaf survives the merge."""
+    node: Any = overlay
+    for i, part in enumerate(parts):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+        if i < len(parts) - 1 and not isinstance(node, dict):
+            return parts[: i + 1]
+    return parts
+
+
+def _at(tree: dict, parts: tuple) -> Any:
+    for part in parts:
+        tree = tree[part]
+    return tree
+
+
+def check_profile_overrides(raw: dict, committed: dict | None, path: str = "params.yaml") -> None:
+    """Stop when the selected profile would silently override a user's top-level value.
+
+    ``committed``: the raw params committed at git HEAD (None: unknown, nothing is checked). Every
+    top-level leaf of ``raw`` (``profile`` and ``profiles`` aside) that is new or differs from
+    ``committed`` was set by the user (``dvc exp run -S`` or an edit); if the overlay of the selected
+    profile (not ``default``) sets that key to another value, the user's value would be lost.
+
+    Raises:
+        ConfigError: one line naming every such key and the ``profiles.<name>.<key>`` to set.
+    """
+    name = raw.get("profile", "default")
+    overlay = (raw.get("profiles") or {}).get(name) or {}
+    if name == "default" or not isinstance(overlay, dict) or not overlay or not isinstance(committed, dict):
+        return
+    top = {k: v for k, v in raw.items() if k not in ("profile", "profiles")}
+    before = _leaves({k: v for k, v in committed.items() if k not in ("profile", "profiles")})
+    lost: dict[str, str] = {}
+    for parts, value in _leaves(top).items():
+        if parts in before and before[parts] == value:
+            continue
+        where = _overlay_key(overlay, parts)
+        if where is None or (value == {} and isinstance(_at(overlay, where), dict)):  # merged, not lost
+            continue
+        if _at(overlay, where) != _at(top, where):
+            lost[".".join(map(str, parts))] = ".".join(map(str, where))
+    if lost:
+        keys = ", ".join(lost)
+        targets = ", ".join(f"profiles.{name}.{w}" for w in dict.fromkeys(lost.values()))
+        raise ConfigError(f"{path}: {keys} {'is' if len(lost) == 1 else 'are'} set by profile '{name}' "
+                          f"({targets}); with profile={name} set {targets} instead")
+
+
+@functools.lru_cache(maxsize=8)
+def _committed_params(folder: str, name: str, text: str) -> dict | None:
+    """The params file ``name`` of ``folder`` as committed at git HEAD (``git show HEAD:./name``
+    run in ``folder``), parsed; None outside git, without a HEAD, when HEAD has no such file or it
+    is not a YAML mapping. Cached per process by the working file's content (``text``)."""
+    try:
+        proc = subprocess.run(["git", "show", f"HEAD:./{name}"], cwd=folder, capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    try:
+        data = yaml.safe_load(proc.stdout)
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def load_params(path: str | os.PathLike = "params.yaml") -> dict:
     """Read a params file and return the resolved (profile-applied) parameter tree.
 
+    With a profile other than ``default`` selected, the top level is compared with the file
+    committed at git HEAD of its folder (:func:`check_profile_overrides`; skipped outside git).
+
     Raises:
-        ConfigError: the file does not exist or is not a YAML mapping.
+        ConfigError: the file does not exist or is not a YAML mapping; a user's top-level value
+            that the selected profile overrides (names ``profiles.<name>.<key>``).
     """
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: params file not found (run from the repository root)")
     try:
-        raw = yaml.safe_load(path.read_text())
+        text = path.read_text()
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
@@ -91,6 +184,9 @@ def load_params(path: str | os.PathLike = "params.yaml") -> dict:
         raise ConfigError(f"{path}: not a YAML text file ({type(exc).__name__})") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
+    if raw.get("profile", "default") != "default":
+        folder = path.resolve().parent
+        check_profile_overrides(raw, _committed_params(str(folder), path.name, text), path.name)
     return resolve_profile(raw)
 
 

@@ -25,7 +25,7 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from planarena.config import SPLITS, ConfigError, Layout, get
+from planarena.config import SPLITS, TRAIN_SPLITS, ConfigError, Layout, get
 from planarena.core.io import derive_seed, write_jsonl
 from planarena.core.pddl import (PDDLError, count_objects, needs_typing, parse_domain, parse_problem_of,
                                   read_pddl_file)
@@ -231,7 +231,10 @@ def _size_from_name(name: str) -> int | None:
 def _external_files(suite: str, src: Path, domains: list[str], limit: int | None,
                     errors: list[str]) -> list[tuple[str, str, list[Path]]]:
     """(domain, split, problem files) of an external suite in its layout, sorted by size then name;
-    a missing domain file or split folder is appended to ``errors`` (one line each)."""
+    a missing domain file or split folder is appended to ``errors`` (one line each). ``limit``
+    (``suites.<suite>.max_per_split``) keeps the ``limit`` smallest problems of each *evaluation*
+    split only: a training split (:data:`planarena.config.TRAIN_SPLITS`) is never cut, since the
+    methods train on all of it (and the R-GNN policies move its largest problems to validation)."""
     found = []
     for domain in domains:
         ddir = src / domain
@@ -249,13 +252,17 @@ def _external_files(suite: str, src: Path, domains: list[str], limit: int | None
                 continue
             files = [p for p in sdir.iterdir() if p.name.endswith((".pddl", ".pddl.gz"))]
             files.sort(key=lambda p: (_size_from_name(p.name) or 0, p.name))
-            found.append((domain, split, files[: int(limit)] if limit else files))
+            cut = limit and split not in TRAIN_SPLITS
+            found.append((domain, split, files[: int(limit)] if cut else files))
     return found
 
 
 def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEntry], list[str]]:
     """Copy an external suite (``suites.<suite>.path``) into ``out``; return its entries (those of
     readable files of readable domains) and one error line per bad file or missing folder.
+
+    ``suites.<suite>.max_per_split`` (None: all) caps each evaluation split at its smallest
+    problems; the training split is always imported whole (:func:`_external_files`).
 
     Every file is read and checked first (:func:`planarena.core.pddl.read_pddl_file`: not a
     directory, not empty, not binary, UTF-8, balanced parentheses); the copies are decompressed.
