@@ -163,3 +163,33 @@ def test_claims_list_shows_cost_and_verdict(tmp_path, monkeypatch):
     out = CliRunner().invoke(app, ["claims", "list"])
     assert out.exit_code == 0 and "delta-beats-state" in out.output and "~5 CPU min" in out.output
     assert "not run" in out.output
+
+
+def test_published_values_are_checked_against_the_measured_interval(tmp_path):
+    from planarena.claims.run import published_check
+    from planarena.claims.verdict import Measurements
+
+    text = CLAIM.replace("published: {{delta: 0.9, state: 0.4}}",
+                         "published_split: extrapolation\npublished: {{bw: {{delta: 90, state: 80}}}}")
+    claim = load_claim(_write(tmp_path, text))
+    records = _records(delta_x=9, state_x=1)
+    checks = {c["method"]: c for c in published_check(claim, Measurements(records, _index(records)))}
+    assert checks["delta"]["inside"] is True and checks["delta"]["measured"] == 0.9
+    assert checks["state"]["inside"] is False and checks["state"]["published"] == 0.8
+
+
+def test_a_claim_overlay_wins_over_the_active_profile(tmp_path):
+    import yaml
+
+    from planarena.claims.run import REPO, claim_params
+    from planarena.config import resolve_profile
+
+    text = CLAIM.replace("methods: [delta, state, walk]",
+                         "methods: [delta, state, walk]\n  params: {{profile: paper, planners: {{astar_lmcut: {{time_limit: 61}}}}}}")
+    claim = load_claim(_write(tmp_path, text))
+    raw = yaml.safe_load((REPO / "params.yaml").read_text())
+    raw["methods"].update(delta={}, state={}, walk={"method": "random_walk"})
+    params = claim_params(claim, yaml.safe_dump(raw))
+    # profiles.paper sets this limit (60 s): the claim's value must still be the one in force
+    assert raw["profiles"]["paper"]["planners"]["astar_lmcut"]["time_limit"] == 60
+    assert params["profile"] == "paper" and resolve_profile(params)["planners"]["astar_lmcut"]["time_limit"] == 61

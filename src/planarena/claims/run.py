@@ -23,7 +23,8 @@ from pathlib import Path
 import yaml
 
 from planarena.claims.spec import Claim
-from planarena.claims.verdict import Verdict, evaluate
+from planarena import stats
+from planarena.claims.verdict import Measurements, Verdict, evaluate
 from planarena.config import ConfigError, Layout, deep_merge
 from planarena.core.io import atomic_write_text
 from planarena.core.problemset import ProblemSet
@@ -48,7 +49,14 @@ def claim_params(claim: Claim, params_text: str) -> dict:
     """
     raw = yaml.safe_load(params_text)
     exp = claim.experiment
-    merged = deep_merge(raw, copy.deepcopy(exp.get("params") or {}))
+    overlay = copy.deepcopy(exp.get("params") or {})
+    merged = deep_merge(raw, overlay)
+    profile = merged.get("profile", "default")
+    if profile != "default" and profile in (merged.get("profiles") or {}):
+        # the active profile is applied over the top level when the stages load params: the claim's
+        # values go into the profile too, so that they win (and the override check has nothing to say)
+        keep = {k: v for k, v in overlay.items() if k not in ("profile", "profiles")}
+        merged["profiles"][profile] = deep_merge(merged["profiles"][profile] or {}, keep)
     methods = merged.get("methods") or {}
     missing = [m for m in claim.methods if m not in methods]
     if missing:
@@ -126,19 +134,28 @@ def run(claim: Claim, work: Path, echo=print) -> float:
     seconds = time.perf_counter() - start
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {"wall_s": 0.0, "runs": 0}
-    cost = {"wall_s": round(cost["wall_s"] + seconds, 1), "runs": cost["runs"] + 1}
+    cost = {"wall_s": round(cost["wall_s"] + seconds, 1), "runs": cost["runs"] + 1, "commit": _git_head()}
     cost_file.write_text(json.dumps(cost))
     if rc != 0:
         raise RuntimeError(f"claim {claim.id}: dvc repro failed (exit {rc}); see {log}")
     return seconds
 
 
-def verdict_of(claim: Claim, work: Path, seed: int = 0) -> Verdict:
-    """The verdict from the workspace's records (``work/data``)."""
+def _records_and_index(work: Path):
     layout = Layout(root=work / "data")
     files = sorted(Path(layout.results).glob("*.jsonl")) if Path(layout.results).is_dir() else []
     records = list(iter_records(files))
-    index = instance_index(ProblemSet(layout.problems).entries, records)
+    return records, instance_index(ProblemSet(layout.problems).entries, records)
+
+
+def measurements_of(work: Path) -> Measurements:
+    """The solved matrices of the workspace's records (:class:`Measurements`)."""
+    return Measurements(*_records_and_index(work))
+
+
+def verdict_of(claim: Claim, work: Path, seed: int = 0) -> Verdict:
+    """The verdict from the workspace's records (``work/data``)."""
+    records, index = _records_and_index(work)
     return evaluate(claim, records, index, seed)
 
 
@@ -150,7 +167,29 @@ def _git_head() -> str:
         return "unknown"
 
 
-def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str) -> str:
+def published_check(claim: Claim, data: Measurements, seed: int = 0) -> list[dict]:
+    """Each published value beside the measured cell: for a claim whose ``published`` maps
+    ``{domain: {method: percent}}`` and names ``published_split``, the method's coverage on that
+    domain and split with its 95 % interval, and whether the published value lies inside it."""
+    split = claim.extra.get("published_split")
+    out = []
+    if not split:
+        return out
+    for domain, values in claim.published.items():
+        if not isinstance(values, dict):
+            continue
+        for method, percent in values.items():
+            mat, _ = data.matrix(method, split, domain)
+            if not mat.shape[1]:
+                continue
+            iv = stats.proportion_interval(mat, seed)
+            out.append({"domain": domain, "method": method, "split": split, "published": percent / 100,
+                        "measured": iv.value, "low": iv.low, "high": iv.high,
+                        "inside": bool(iv.low <= percent / 100 <= iv.high)})
+    return out
+
+
+def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks: list[dict] = ()) -> str:
     """The claim's page (markdown): the claim, the pre-registered conditions, each measured atom with
     its interval and test, the published values, the verdict, the cost and the commit."""
     lines = [f"# Claim `{claim.id}`: **{verdict.verdict}**", "",
@@ -169,7 +208,14 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str) -> str:
         cond = getattr(claim, block)
         lines += [f"## {block.capitalize()} ({cond.op} of): {'holds' if holds else 'does not hold'}", ""]
         lines += [f"- {r.describe()}" for r in verdict.results[block]] + [""]
-    if claim.published:
+    if checks:
+        lines += ["## Published values beside the measured ones", "",
+                  "| domain | method | split | published | measured [95 % interval] | published inside? |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {c['domain']} | `{c['method']}` | {c['split']} | {c['published']:.2f} | {c['measured']:.2f} "
+                  f"[{c['low']:.2f}, {c['high']:.2f}] | {'yes' if c['inside'] else '**no**'} |" for c in checks]
+        lines.append("")
+    elif claim.published:
         lines += ["## Published values (the paper's, for reference)", ""]
         lines += [f"- {k}: {v}" for k, v in claim.published.items()] + [""]
     if claim.notes:
@@ -187,16 +233,17 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     detail pages, when it has them)."""
     seed = int((yaml.safe_load((work / "params.yaml").read_text()) or {}).get("seed", 0) or 0)
     verdict = verdict_of(claim, work, seed)
+    checks = published_check(claim, measurements_of(work), seed)
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
-    commit = _git_head()
+    commit = cost.get("commit") or _git_head()  # the code the run used (its last resumption)
     out = out_root / claim.id
     out.mkdir(parents=True, exist_ok=True)
     data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
             "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
-            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit}
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "published_check": checks}
     atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
-    atomic_write_text(out / "claim.md", render_page(claim, verdict, cost, commit))
+    atomic_write_text(out / "claim.md", render_page(claim, verdict, cost, commit, checks))
     shutil.copy(work / "params.yaml", out / "params.yaml")
     if (work / "reports" / "leaderboard.md").exists():
         if (out / "report").is_dir():
@@ -205,4 +252,5 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     return verdict
 
 
-__all__ = ["DEFAULT_WORK", "claim_params", "prepare", "render_page", "run", "verdict_of", "write_page"]
+__all__ = ["DEFAULT_WORK", "claim_params", "measurements_of", "prepare", "published_check", "render_page", "run",
+           "verdict_of", "write_page"]

@@ -8,7 +8,9 @@ A claim file holds, written before the run:
   (configured method names), ``seeds``, and ``params``: an overlay deep-merged over the project's
   ``params.yaml`` (what the experiment changes from the default profile);
 * ``cost``: expected CPU minutes on 2 cores (``cpu_minutes``) and whether a GPU helps (``gpu``);
-* ``published``: the paper's values, labelled (shown beside the measured ones, never mixed in);
+* ``published``: the paper's values, labelled (shown beside the measured ones, never mixed in); with
+  ``published_split`` and the shape ``{domain: {method: percent}}``, the page says whether each
+  lies inside the measured 95 % interval;
 * ``gate``, ``confirm``, ``refute``: conditions (:class:`Condition`), evaluated from records only by
   :mod:`planarena.claims.verdict`.
 
