@@ -86,6 +86,10 @@ def test_confirmed_when_the_gate_holds_and_the_paired_test_says_better(tmp_path)
     assert (r.test.a_better, r.test.b_better) == (8, 0) and math.isclose(r.p, 2 / 2 ** 8)
     assert r.coverage["delta"].value == 0.9 and "holds" in r.describe()
     assert v.to_json()["atoms"]["confirm"][0]["holds"] is True
+    # the measured values keep the atom's order (A, B), whatever the names' alphabetical order
+    assert [c["method"] for c in v.to_json()["atoms"]["confirm"][0]["coverage"]] == ["delta", "state"]
+    gate = v.to_json()["atoms"]["gate"][0]["coverage"]
+    assert [c["method"] for c in gate] == ["delta", "walk"]
 
 
 def test_refuted_when_the_gate_holds_and_state_matches(tmp_path):
@@ -145,7 +149,7 @@ def test_front_page_claims_table_from_verdict_files(tmp_path):
          "cost": {"wall_s": 600.0}, "expected_cpu_minutes": 5}))
     [row] = section.table(section.load_verdicts(tmp_path / "reports" / "claims")).to_dict("records")
     assert row["verdict"] == "**confirmed**" and row["cost"] == "10 min (5 expected)"
-    assert "0.90 vs 0.10" in row["measured"] and row["paper says"] == "delta: 0.9; state: 0.4"
+    assert "better(delta, state) on all domains/extrapolation: 0.90 vs 0.10" in row["measured"] and row["paper says"] == "delta: 0.9; state: 0.4"
     page = render_page(claim, v, {"wall_s": 600.0, "runs": 1}, "abc1234")
     assert page.startswith("# Claim `delta-beats-state`: **confirmed**") and "code at `abc1234`" in page
     assert "## Gate (all of): holds" in page and "Holm p=" in page

@@ -66,7 +66,8 @@ class Verdict:
         return {
             "claim": self.claim, "verdict": self.verdict, "blocks": self.blocks,
             "atoms": {b: [{"atom": r.atom.label(), "holds": r.holds,
-                           "coverage": {m: iv(v) for m, v in r.coverage.items()},
+                           # a list in the atom's method order (A, then B): JSON objects get sorted
+                           "coverage": [{"method": m, **iv(v)} for m, v in r.coverage.items()],
                            **({"test": asdict(r.test), "holm_p": r.p} if r.test else {})}
                           for r in rs] for b, rs in self.results.items()},
         }

@@ -43,8 +43,8 @@ def _published(p: Mapping) -> str:
 def _measured(v: Mapping) -> str:
     parts = []
     for a in (v.get("atoms") or {}).get("confirm", []):
-        cov = a.get("coverage") or {}
-        values = " vs ".join(f"{c['value']:.2f}" for c in cov.values())
+        cov = a.get("coverage") or []  # A, then B
+        values = " vs ".join(f"{c['value']:.2f}" for c in cov)
         p = a.get("holm_p")
         parts.append(f"{a['atom']}: {values}" + (f", p={p:.3g}" if isinstance(p, (int, float)) else ""))
     return "; ".join(parts)
