@@ -197,3 +197,13 @@ def test_a_claim_overlay_wins_over_the_active_profile(tmp_path):
     # profiles.paper sets this limit (60 s): the claim's value must still be the one in force
     assert raw["profiles"]["paper"]["planners"]["astar_lmcut"]["time_limit"] == 60
     assert params["profile"] == "paper" and resolve_profile(params)["planners"]["astar_lmcut"]["time_limit"] == 61
+
+
+def test_committed_params_carry_no_path_of_this_machine():
+    from planarena.claims.run import REPO, portable_params
+
+    params = {"suites": {"satr": {"path": str(REPO.parent / "shared" / "benchmarks" / "satr")},
+                         "own": {"path": "/data/elsewhere"}}}
+    out = portable_params(params)
+    assert out["suites"]["satr"]["path"] == "../shared/benchmarks/satr"
+    assert out["suites"]["own"]["path"] == "/data/elsewhere" and params["suites"]["satr"]["path"].startswith("/")

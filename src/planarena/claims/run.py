@@ -159,6 +159,18 @@ def verdict_of(claim: Claim, work: Path, seed: int = 0) -> Verdict:
     return evaluate(claim, records, index, seed)
 
 
+def portable_params(params: dict) -> dict:
+    """``params`` as committed beside a verdict: each ``suites.<name>.path`` that the workspace made
+    absolute is written relative to the repository again when it lies beside it (no path of this
+    machine in a tracked file); other absolute paths are kept."""
+    out = copy.deepcopy(params)
+    for suite in (out.get("suites") or {}).values():
+        path = suite.get("path") if isinstance(suite, dict) else None
+        if isinstance(path, str) and Path(path).is_absolute() and Path(path).is_relative_to(REPO.parent):
+            suite["path"] = os.path.relpath(path, REPO)
+    return out
+
+
 def _git_head() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
@@ -244,7 +256,8 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
             "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "published_check": checks}
     atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
     atomic_write_text(out / "claim.md", render_page(claim, verdict, cost, commit, checks))
-    shutil.copy(work / "params.yaml", out / "params.yaml")
+    atomic_write_text(out / "params.yaml", yaml.safe_dump(portable_params(yaml.safe_load((work / "params.yaml").read_text())),
+                                                          sort_keys=False, width=120))
     if (work / "reports" / "leaderboard.md").exists():
         if (out / "report").is_dir():
             shutil.rmtree(out / "report")
@@ -252,5 +265,5 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     return verdict
 
 
-__all__ = ["DEFAULT_WORK", "claim_params", "measurements_of", "prepare", "published_check", "render_page", "run",
+__all__ = ["DEFAULT_WORK", "claim_params", "measurements_of", "portable_params", "prepare", "published_check", "render_page", "run",
            "verdict_of", "write_page"]
