@@ -9,7 +9,8 @@ distance) and the plan generators' target is one optimal plan from that state, d
 among all of them (:func:`sample_plans`). Dead-end states (no goal reachable) have no finite h* and
 are never drawn.
 
-A training problem whose state space is too large to expand (``max_states``) can still give
+A training problem whose state space is too large to expand (``max_states``; None, the paper
+profile's value, is no cap) can still give
 samples: :func:`trajectory_space` turns its reference plan into a chain "space" (the plan's states,
 each with the remaining plan length as its distance and the plan's next action as its only edge),
 so every suffix of the plan is a sample. This is the harness's choice for such domains (the paper
@@ -106,8 +107,16 @@ class ProblemSpace:
         return self.states[state] + self.static
 
 
-def expand(domain_file: str | Path, problem_file: str | Path, max_states: int) -> ProblemSpace:
+#: pymimir's own default ``StateSpaceOptions.max_num_states`` (2**32 - 1): no cap in practice
+NO_STATE_CAP = 2**32 - 1
+
+
+def expand(domain_file: str | Path, problem_file: str | Path, max_states: int | None) -> ProblemSpace:
     """The full state space of one problem (pymimir).
+
+    ``max_states``: the largest state space accepted (states); None expands the space whatever its
+    size (pymimir's default cap, :data:`NO_STATE_CAP`), as the paper does for every training
+    problem (Appendix C, symmetry-aware-transformers.txt line 319).
 
     Raises:
         planarena.datasets.acp.space.SkipProblem: more than ``max_states`` states, or no goal
@@ -117,7 +126,7 @@ def expand(domain_file: str | Path, problem_file: str | Path, max_states: int) -
     from planarena.datasets.acp.space import expand_state_space
 
     problem = load_problem(str(domain_file), str(problem_file))
-    space = expand_state_space(problem, max_states)
+    space = expand_state_space(problem, NO_STATE_CAP if max_states is None else int(max_states))
     return ProblemSpace(name=Path(problem_file).stem, objects=[str(o) for o in problem.get_objects()],
                         static=static_atoms(problem), goal=goal_atoms(problem), states=space.states,
                         distance=np.asarray(space.goal_distance), successors=space.successors)

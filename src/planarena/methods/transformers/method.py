@@ -16,7 +16,8 @@ block per leaderboard column of Table 1 / Table E.4:
 Train stage: one model per (domain, seed), independent units over ``jobs`` processes, trained on
 the suite's ``train`` split (:mod:`planarena.methods.transformers.data`: every training problem's
 full state space, or its reference plan where the space exceeds ``transformers.max_states``; the
-facts record how many of each). The checkpoint kept is the best on the ``validation`` split by
+facts record how many of each; ``max_states: null``, the paper profile, expands every one in
+full, Appendix C). The checkpoint kept is the best on the ``validation`` split by
 greedy coverage (Algorithm 1; Algorithm 4 for the encoder), then fewer problems at the token cap,
 fewer inapplicable, fewer malformed actions (Section E2's order; accuracy and loss are not
 computed), then the later step. The blocks of one (arch, contrastive) differ only in decoding, and
@@ -61,14 +62,16 @@ TITLES = {"encoder": "SATr encoder", "encdec": "SATr encoder-decoder", "plangpt"
 class Settings:
     """The ``transformers`` params of one architecture: ``model`` the model sizes (dict),
     ``train`` a :class:`~planarena.methods.transformers.train.TrainConfig`, ``max_objects`` object
-    names, ``max_states`` the largest training state space expanded, ``horizon`` Algorithm 4's
+    names, ``max_states`` the largest training state space expanded (None: no cap, every training
+    problem is expanded in full as Appendix C says: "we fully expand each training instance",
+    symmetry-aware-transformers.txt line 319), ``horizon`` Algorithm 4's
     action cap, ``max_tokens`` Algorithms 1-3's token cap (Section 5: 500), ``device`` the torch
     device of training and inference (``cpu``; ``cuda`` for the paper profile on a GPU)."""
 
     model: dict
     train: Any
     max_objects: int
-    max_states: int
+    max_states: int | None
     horizon: int
     max_tokens: int
     device: str = "cpu"
@@ -183,7 +186,8 @@ class SATr(Method):
         train = {**(t.get("train") or {}), **(over.get("train") or {})}
         train_cfg = TrainConfig(**{**train, "contrastive": self.contrastive, "rename_one": self.arch == "encoder"})
         device = torch_device(t.get("device", "cpu"), "transformers.device")
-        return Settings(model, train_cfg, int(t.get("max_objects", 64)), int(t.get("max_states", 20000)),
+        max_states = t.get("max_states", 20000)
+        return Settings(model, train_cfg, int(t.get("max_objects", 64)), None if max_states is None else int(max_states),
                         int(t.get("horizon", 100)), int(t.get("max_tokens", 500)), device)
 
 

@@ -31,11 +31,21 @@ from planarena.methods.transformers.model import SATrEncoder, contrastive_loss, 
 @dataclass(frozen=True)
 class TrainConfig:
     """Optimisation settings (paper, Appendix E / Table E.3: lr 1.5e-4, warm-up 2000, min lr 1e-7,
-    70 epochs x 100,000 samples, batch 64). ``steps`` replaces epochs x samples / batch;
-    ``eval_every`` steps the validation coverage is measured (checkpoint selection);
-    ``window`` / ``spike`` / ``plateau`` define divergence (:func:`divergence_step`)."""
+    70 epochs x 100,000 samples, batch 64). ``steps`` replaces epochs x samples / batch: the
+    optimiser steps run. ``schedule_steps`` is the length of the learning-rate schedule in steps
+    (warm-up + cosine), independent of ``steps``: Appendix E's "Maximum iterations for schedules:
+    500000" (symmetry-aware-transformers.txt line 479) while a run stops after at most 70 epochs
+    (109,375 steps, Section E2, line 597), so the learning rate of a paper run only falls to ~0.89 x
+    ``lr``. None: the schedule ends at ``steps`` (the cosine reaches ``min_lr`` at the run's last
+    step). ``eval_every`` steps the validation coverage is measured (checkpoint selection);
+    ``window`` / ``spike`` / ``plateau`` define divergence (:func:`divergence_step`).
+
+    Raises:
+        ValueError: ``schedule_steps`` below 1 (named).
+    """
 
     steps: int = 600
+    schedule_steps: int | None = None
     batch: int = 32
     lr: float = 1e-3
     min_lr: float = 1e-5
@@ -49,12 +59,23 @@ class TrainConfig:
     spike: float = 10.0
     plateau: int = 4
 
+    def __post_init__(self) -> None:
+        if self.schedule_steps is not None and int(self.schedule_steps) < 1:
+            raise ValueError(f"transformers.train.schedule_steps must be >= 1 or null, got {self.schedule_steps}")
+
+    @property
+    def schedule_length(self) -> int:
+        """Steps of the learning-rate schedule: ``schedule_steps``, or ``steps`` when it is None."""
+        return int(self.steps if self.schedule_steps is None else self.schedule_steps)
+
 
 def learning_rate(step: int, cfg: TrainConfig) -> float:
-    """Linear warm-up over ``cfg.warmup`` steps, then cosine decay to ``cfg.min_lr`` at ``cfg.steps``."""
+    """The learning rate of optimiser step ``step`` (0-based): linear warm-up over ``cfg.warmup``
+    steps, then cosine decay from ``cfg.lr`` to ``cfg.min_lr`` at step ``cfg.schedule_length``
+    (``schedule_steps``, else ``steps``; Appendix E), ``cfg.min_lr`` after it."""
     if step < cfg.warmup:
         return cfg.lr * (step + 1) / cfg.warmup
-    t = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+    t = min(1.0, (step - cfg.warmup) / max(1, cfg.schedule_length - cfg.warmup))
     return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * t))
 
 
