@@ -249,6 +249,28 @@ def paired_scores(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     return PairedTest("wilcoxon", n, a_better, b_better, diff, float(p))
 
 
+def paired_difference(a: Sequence[float], b: Sequence[float], seed: int, resamples: int = RESAMPLES,
+                      confidence: float = CONFIDENCE) -> Interval:
+    """Mean of the paired differences ``a - b`` over units (queries, problems or domains) with a
+    percentile bootstrap interval over the units (``resamples`` draws, seeded); NaN without units.
+    Used to test a gap against a margin (equivalence: the whole interval inside it).
+
+    Raises:
+        ValueError: ``a`` and ``b`` differ in length.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired_difference: {a.shape} vs {b.shape} units")
+    d = a - b
+    if d.size == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, 1, None, "bootstrap")
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, size=(resamples, d.size))].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return Interval(float(d.mean()), float(low), float(high), int(d.size), 1, None, "bootstrap")
+
+
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (Holm 1979), in the input order.
 
@@ -301,6 +323,7 @@ def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:
 
 __all__ = [
     "ALPHA", "CONFIDENCE", "EXACT_LIMIT", "PERMUTATIONS", "INTERVAL_METHODS", "RESAMPLES", "Interval", "PairedTest",
-    "format_interval", "format_p", "hierarchical_bootstrap", "holm", "stratified_bootstrap", "paired_coverage", "paired_scores",
+    "format_interval", "format_p", "hierarchical_bootstrap", "holm", "stratified_bootstrap", "paired_coverage",
+    "paired_difference", "paired_scores",
     "proportion_interval", "verdict", "wilson",
 ]

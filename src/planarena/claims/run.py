@@ -70,8 +70,9 @@ def claim_params(claim: Claim, params_text: str) -> dict:
             suite["domains"] = list(exp["domains"])
         if exp.get("path"):
             suite["path"] = str(Path(exp["path"]).expanduser().resolve())
-        elif isinstance(suite.get("path"), str) and not Path(suite["path"]).is_absolute():
-            suite["path"] = str((REPO / suite["path"]).resolve())  # the workspace is elsewhere
+    for holder, key in _external_paths(merged):
+        if not Path(holder[key]).expanduser().is_absolute():
+            holder[key] = str((REPO / holder[key]).resolve())  # the workspace is elsewhere
     if exp.get("seeds"):
         merged.setdefault("evaluation", {})["seeds"] = list(exp["seeds"])
     if exp.get("splits"):
@@ -159,15 +160,31 @@ def verdict_of(claim: Claim, work: Path, seed: int = 0) -> Verdict:
     return evaluate(claim, records, index, seed)
 
 
+def _external_paths(params: dict) -> list[tuple[dict, str]]:
+    """``(holder, key)`` of every param naming a folder outside the pipeline: ``suites.<name>.path``
+    and ``acp.acpbench.path`` (at the top level and in each profile)."""
+    out = []
+    for scope in [params, *((params.get("profiles") or {}).values())]:
+        if not isinstance(scope, dict):
+            continue
+        for suite in (scope.get("suites") or {}).values():
+            if isinstance(suite, dict) and isinstance(suite.get("path"), str):
+                out.append((suite, "path"))
+        bench = (scope.get("acp") or {}).get("acpbench") if isinstance(scope.get("acp"), dict) else None
+        if isinstance(bench, dict) and isinstance(bench.get("path"), str):
+            out.append((bench, "path"))
+    return out
+
+
 def portable_params(params: dict) -> dict:
-    """``params`` as committed beside a verdict: each ``suites.<name>.path`` that the workspace made
-    absolute is written relative to the repository again when it lies beside it (no path of this
-    machine in a tracked file); other absolute paths are kept."""
+    """``params`` as committed beside a verdict: each external folder (:func:`_external_paths`) that
+    the workspace made absolute is written relative to the repository again when it lies beside it
+    (no path of this machine in a tracked file); other absolute paths are kept."""
     out = copy.deepcopy(params)
-    for suite in (out.get("suites") or {}).values():
-        path = suite.get("path") if isinstance(suite, dict) else None
-        if isinstance(path, str) and Path(path).is_absolute() and Path(path).is_relative_to(REPO.parent):
-            suite["path"] = os.path.relpath(path, REPO)
+    for holder, key in _external_paths(out):
+        path = holder[key]
+        if Path(path).is_absolute() and Path(path).is_relative_to(REPO.parent):
+            holder[key] = os.path.relpath(path, REPO)
     return out
 
 
@@ -234,8 +251,11 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
         lines += ["## Notes", "", claim.notes, ""]
     lines += ["Verdict rule: the gate first (fails: inconclusive); then confirmed if the confirm condition "
               "holds and the refute condition does not, refuted in the opposite case, inconclusive "
-              "otherwise. Paired atoms: McNemar's exact test (one run each) or the sign-flip permutation "
-              f"test (several seeds), Holm-corrected within a block, alpha = {claim.alpha}."]
+              "otherwise. Paired coverage atoms: McNemar's exact test (one run each) or the sign-flip "
+              "permutation test (several seeds); paired Hit@k atoms: the Wilcoxon signed-rank test over "
+              "the queries both ranked (one protocol) or the test domains both have (two protocols); "
+              f"Holm-corrected within a block, alpha = {claim.alpha}. Gap atoms: the 95 % bootstrap "
+              "interval of the mean paired difference against the margin."]
     return "\n".join(lines) + "\n"
 
 

@@ -22,10 +22,21 @@ A condition is an atom or ``{all: [...]}`` / ``{any: [...]}`` of conditions. Ato
 * ``{not_better: [A, B], ...}``: the negation of ``better`` (B matches or beats A, or the test cannot
   tell them apart);
 * ``{at_least: [A, x], ...}`` / ``{at_most: [A, x], ...}``: A's coverage (fraction of attempts solved,
-  problems x seeds) is at least / at most x.
+  problems x seeds) is at least / at most x;
+* ``{gap_at_most: [A, B, x], ...}`` / ``{gap_at_least: [A, B, x], ...}``: the whole 95 % interval of
+  the mean paired difference A - B lies at or below x / at or above x (an equivalence-style test:
+  "within x of the floor" holds only when the data rule out a larger gap).
 
-``split`` is required; ``domain`` optional (all domains of the split together). A changed claim is a
-new claim file: the verdict page shows the file's hash.
+``split`` is required; ``domain`` optional (all domains of the split together).
+
+``metric: hit@k`` (k of 1, 5, 10) makes an atom about the successor-ranking records of the candidate-
+pool protocols (:mod:`planarena.protocols.pool`) instead of coverage: ``protocol`` replaces
+``split`` and names the protocol of both methods, or a list of two, one per method (the same method
+under two protocols: ``{better: [m, m], metric: hit@5, protocol: [interpolation, extrapolation]}``).
+Within one protocol the units are the queries (both methods rank the same pools); across protocols
+the queries differ and the units are the test domains (each side's mean Hit@k in that domain), as
+the paired test across domains of EmbedPlan's Table 17. A changed claim is a new claim file: the
+verdict page shows the file's hash.
 """
 
 from __future__ import annotations
@@ -38,28 +49,53 @@ from typing import Any, Mapping
 import yaml
 
 from planarena.config import ConfigError
+from planarena.protocols.pool import PROTOCOLS
 
-ATOMS = ("better", "not_better", "at_least", "at_most")
+ATOMS = ("better", "not_better", "at_least", "at_most", "gap_at_most", "gap_at_least")
+#: Kinds comparing two methods (A, B); the others take one method and a threshold.
+PAIRED = ("better", "not_better", "gap_at_most", "gap_at_least")
+#: Metrics of an atom: coverage, or Hit@k of the candidate-pool protocols.
+METRICS = ("coverage", "hit@1", "hit@5", "hit@10")
 BLOCKS = ("gate", "confirm", "refute")
 
 
 @dataclass(frozen=True)
 class Atom:
     """One comparison: ``kind`` (one of :data:`ATOMS`), ``methods`` (A, and B for the paired kinds),
-    ``threshold`` (for ``at_least`` / ``at_most``, a fraction), ``split`` and ``domain`` (None: all
-    domains of the split)."""
+    ``threshold`` (a fraction, for the kinds that take one), ``split`` (coverage) and ``domain``
+    (None: all domains); ``metric`` (:data:`METRICS`) and, for Hit@k, ``protocols`` (one per
+    method)."""
 
     kind: str
     methods: tuple[str, ...]
     split: str
     domain: str | None = None
     threshold: float | None = None
+    metric: str = "coverage"
+    protocols: tuple[str, ...] = ()
+
+    @property
+    def is_hit(self) -> bool:
+        return self.metric != "coverage"
+
+    @property
+    def k(self) -> int:
+        """The k of a Hit@k atom."""
+        return int(self.metric.partition("@")[2])
+
+    def sides(self) -> list[tuple[str, str]]:
+        """``(method, protocol)`` of each side of a Hit@k atom."""
+        return list(zip(self.methods, self.protocols))
 
     def label(self) -> str:
-        """``"better(wl_xgb_delta, wl_xgb_state) on blocksworld/extrapolation"``."""
+        """``"better(wl_xgb_delta, wl_xgb_state) on blocksworld/extrapolation"``, or for Hit@k
+        ``"better(m@interpolation, m@extrapolation) in Hit@5 on all domains"``."""
+        thr = f", {self.threshold:g}" if self.threshold is not None else ""
+        if self.is_hit:
+            args = ", ".join(f"{m}@{p}" for m, p in self.sides())
+            return f"{self.kind}({args}{thr}) in Hit@{self.k} on {self.domain or 'all domains'}"
         where = f"{self.domain or 'all domains'}/{self.split}"
-        args = ", ".join(self.methods) + (f", {self.threshold:g}" if self.threshold is not None else "")
-        return f"{self.kind}({args}) on {where}"
+        return f"{self.kind}({', '.join(self.methods)}{thr}) on {where}"
 
 
 @dataclass(frozen=True)
@@ -113,18 +149,42 @@ def _atom(path: Path, node: Mapping) -> Atom:
         raise _fail(path, f"a condition needs exactly one of {', '.join(ATOMS)} (or all / any), got {dict(node)}")
     kind = kinds[0]
     args = node[kind]
-    if not isinstance(args, list) or len(args) != 2:
-        raise _fail(path, f"{kind}: expects a list of two items, got {args!r}")
-    if "split" not in node:
-        raise _fail(path, f"{kind}{args}: needs a split")
-    unknown = set(node) - {kind, "split", "domain"}
+    n_methods = 2 if kind in PAIRED else 1
+    n_args = n_methods + (kind not in ("better", "not_better"))
+    if not isinstance(args, list) or len(args) != n_args:
+        what = {2: "two methods", 3: "two methods and a threshold"}.get(n_args, "a method and a threshold")
+        raise _fail(path, f"{kind}: expects a list of {what}, got {args!r}")
+    metric = str(node.get("metric", "coverage")).lower()
+    if metric not in METRICS:
+        raise _fail(path, f"{kind}{args}: metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    where = "protocol" if metric != "coverage" else "split"
+    if where not in node:
+        raise _fail(path, f"{kind}{args}: needs a {where}" + (" (the metric is Hit@k)" if where == "protocol" else ""))
+    unknown = set(node) - {kind, where, "domain", "metric"}
     if unknown:
         raise _fail(path, f"{kind}{args}: unknown key(s) {', '.join(sorted(unknown))}")
-    if kind in ("at_least", "at_most"):
-        if not isinstance(args[1], (int, float)) or not 0 <= args[1] <= 1:
-            raise _fail(path, f"{kind}: the threshold must be a fraction in [0, 1], got {args[1]!r}")
-        return Atom(kind, (str(args[0]),), str(node["split"]), node.get("domain"), float(args[1]))
-    return Atom(kind, (str(args[0]), str(args[1])), str(node["split"]), node.get("domain"))
+    threshold = None
+    if n_args > n_methods:
+        threshold = args[-1]
+        low = -1 if kind.startswith("gap_") else 0
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not low <= threshold <= 1:
+            raise _fail(path, f"{kind}: the threshold must be a fraction in [{low}, 1], got {threshold!r}")
+        threshold = float(threshold)
+    methods = tuple(str(a) for a in args[:n_methods])
+    protocols: tuple[str, ...] = ()
+    split = ""
+    if metric == "coverage":
+        split = str(node["split"])
+    else:
+        proto = node["protocol"]
+        protocols = tuple(str(p) for p in proto) if isinstance(proto, list) else (str(proto),) * n_methods
+        if len(protocols) != n_methods:
+            raise _fail(path, f"{kind}{args}: protocol needs one name, or one per method ({n_methods})")
+        bad = [p for p in protocols if p not in PROTOCOLS]
+        if bad:
+            raise _fail(path, f"{kind}{args}: unknown protocol {', '.join(bad)}; known: {', '.join(PROTOCOLS)}")
+        split = protocols[0]
+    return Atom(kind, methods, split, node.get("domain"), threshold, metric, protocols)
 
 
 def _condition(path: Path, node: Any) -> Condition:
@@ -195,4 +255,4 @@ def load_claims(folder: str | Path) -> list[Claim]:
     return [load_claim(p) for p in sorted(folder.glob("*.yaml"))]
 
 
-__all__ = ["ATOMS", "Atom", "BLOCKS", "Claim", "Condition", "load_claim", "load_claims"]
+__all__ = ["ATOMS", "Atom", "BLOCKS", "Claim", "Condition", "METRICS", "PAIRED", "load_claim", "load_claims"]

@@ -7,7 +7,12 @@ a well-written claim never allows, both). Every atom is computed from the result
 (:mod:`planarena.claims.spec` lists the atoms): coverage is the fraction of attempts solved and
 validated (problems x seeds, a missing record counts unsolved) with its 95 % interval, and the paired
 atoms use :func:`planarena.stats.paired_coverage` on the problems both methods attempted, Holm-
-corrected over the paired atoms of one block.
+corrected over the ``better`` / ``not_better`` atoms of one block. Hit@k atoms read the per-query
+ranks of the pool records (:func:`planarena.report.sections.ranking.unit_scores`): each side's
+value is the mean over domains with its stratified bootstrap interval; the paired test is the
+Wilcoxon signed-rank test over the queries both ranked (one protocol) or over the test domains both
+have (two protocols). ``gap_*`` atoms compare the bootstrap interval of the mean paired difference
+(:func:`planarena.stats.paired_difference`) with their margin.
 """
 
 from __future__ import annotations
@@ -19,9 +24,10 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from planarena import stats
-from planarena.claims.spec import BLOCKS, Atom, Claim, Condition
+from planarena.claims.spec import BLOCKS, PAIRED, Atom, Claim, Condition
 from planarena.core.records import ResultRecord
 from planarena.report.records import plan_records_of
+from planarena.report.sections.ranking import unit_scores
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 
@@ -37,14 +43,25 @@ class AtomResult:
     test: stats.PairedTest | None = None
     p: float | None = None
 
+    gap: stats.Interval | None = None
+    units: str = "problems"
+
     def describe(self) -> str:
-        """One line: the atom, each method's ``value [low, high] k/N``, the test, and the outcome."""
-        cells = "; ".join(f"`{m}` {iv.value:.2f} {stats.format_interval(iv)} "
-                          f"{round(iv.value * iv.n * iv.runs)}/{iv.n * iv.runs}" for m, iv in self.coverage.items())
+        """One line: the atom, each side's ``value [low, high] k/N`` (coverage) or ``value [low,
+        high] n queries`` (Hit@k), the test, the gap interval, and the outcome."""
+        def cell(m: str, iv: stats.Interval) -> str:
+            count = (f"{iv.n} queries x {iv.runs} seeds" if self.atom.is_hit
+                     else f"{round(iv.value * iv.n * iv.runs)}/{iv.n * iv.runs}")
+            return f"`{m}` {iv.value:.2f} {stats.format_interval(iv)} {count}"
+
+        cells = "; ".join(cell(m, iv) for m, iv in self.coverage.items())
         test = ""
         if self.test is not None:
-            test = (f"; {self.test.test}: A better on {self.test.a_better}, B on {self.test.b_better} of "
-                    f"{self.test.n} problems, Holm {stats.format_p(self.p)}")
+            p = stats.format_p(self.p) if self.p is not None else stats.format_p(self.test.p)
+            test = (f"; {self.test.test}: A higher on {self.test.a_better}, B on {self.test.b_better} of "
+                    f"{self.test.n} {self.units}, {'Holm ' if self.p is not None else ''}{p}")
+        if self.gap is not None:
+            test += f"; A - B {self.gap.value:+.3f} {stats.format_interval(self.gap, '+.3f')}"
         return f"{self.atom.label()}: {'holds' if self.holds else 'does not hold'} ({cells}{test})"
 
 
@@ -68,7 +85,9 @@ class Verdict:
             "atoms": {b: [{"atom": r.atom.label(), "holds": r.holds,
                            # a list in the atom's method order (A, then B): JSON objects get sorted
                            "coverage": [{"method": m, **iv(v)} for m, v in r.coverage.items()],
-                           **({"test": asdict(r.test), "holm_p": r.p} if r.test else {})}
+                           **({"test": asdict(r.test), "units": r.units} if r.test else {}),
+                           **({"holm_p": r.p} if r.p is not None else {}),
+                           **({"gap": iv(r.gap)} if r.gap is not None else {})}
                           for r in rs] for b, rs in self.results.items()},
         }
 
@@ -107,20 +126,81 @@ class Measurements:
         return mat.reshape(len(probs), len(seeds)), tried
 
 
-def _measure(atom: Atom, data: Measurements, seed: int) -> tuple[dict, stats.PairedTest | None]:
+class HitMeasurements:
+    """Per-query Hit@k scores of the pool records: per ``(method, protocol)`` the units
+    ``(domain, split, query)`` scored 0/1 under each seed (:func:`unit_scores`)."""
+
+    def __init__(self, records: Iterable[ResultRecord]):
+        self.records = list(records)
+        self._by_k: dict[int, dict] = {}
+
+    def units(self, method: str, protocol: str, k: int, domain: str | None) -> dict[tuple, dict[int, float]]:
+        """``{unit: {seed: 0/1}}`` of ``method`` under ``protocol`` (units of ``domain`` only)."""
+        if k not in self._by_k:
+            self._by_k[k] = unit_scores(self.records, k)
+        units = self._by_k[k].get((method, protocol), {})
+        return {u: v for u, v in units.items() if domain is None or u[0] == domain}
+
+    @staticmethod
+    def interval(units: Mapping[tuple, Mapping[int, float]], seed: int) -> stats.Interval:
+        """Mean over domains of the per-domain Hit@k, with the stratified bootstrap interval
+        (queries within domains, then seeds; units present under every seed)."""
+        seeds = sorted(set().union(*(v.keys() for v in units.values()))) if units else []
+        keys = sorted(u for u, by in units.items() if all(s in by for s in seeds))
+        domains = sorted({u[0] for u in keys})
+        return stats.stratified_bootstrap(
+            [np.array([[units[u][s] for s in seeds] for u in keys if u[0] == d], dtype=float).reshape(-1, len(seeds))
+             for d in domains], seed)
+
+
+def _unit_means(units: Mapping[tuple, Mapping[int, float]]) -> dict[tuple, float]:
+    return {u: float(np.mean(list(v.values()))) for u, v in units.items() if v}
+
+
+def _domain_means(units: Mapping[tuple, Mapping[int, float]]) -> dict[str, float]:
+    by: dict[str, list[float]] = defaultdict(list)
+    for u, v in _unit_means(units).items():
+        by[u[0]].append(v)
+    return {d: float(np.mean(v)) for d, v in by.items()}
+
+
+def _measure_hit(atom: Atom, hits: HitMeasurements, seed: int):
+    sides = [hits.units(m, p, atom.k, atom.domain) for m, p in atom.sides()]
+    values = {f"{m}@{p}": hits.interval(u, seed) for (m, p), u in zip(atom.sides(), sides)}
+    if len(sides) < 2:
+        return values, None, None, "queries"
+    if atom.protocols[0] == atom.protocols[1]:
+        a, b, units = _unit_means(sides[0]), _unit_means(sides[1]), "queries"
+    else:
+        a, b, units = _domain_means(sides[0]), _domain_means(sides[1]), "domains"
+    common = sorted(set(a) & set(b))
+    xa, xb = [a[u] for u in common], [b[u] for u in common]
+    if not common:
+        return values, stats.PairedTest("no records", 0, 0, 0, float("nan"), 1.0), None, units
+    gap = stats.paired_difference(xa, xb, seed) if atom.kind.startswith("gap_") else None
+    return values, stats.paired_scores(xa, xb), gap, units
+
+
+def _measure(atom: Atom, data: Measurements, hits: HitMeasurements, seed: int):
+    """``(values by side, paired test or None, gap interval or None, unit name)`` of one atom."""
+    if atom.is_hit:
+        return _measure_hit(atom, hits, seed)
     coverage = {}
     mats = []
     for m in atom.methods:
         mat, tried = data.matrix(m, atom.split, atom.domain)
         mats.append((mat, tried))
         coverage[m] = stats.proportion_interval(mat, seed) if mat.shape[1] else stats.wilson(0, 0)
-    if atom.kind not in ("better", "not_better"):
-        return coverage, None
+    if atom.kind not in PAIRED:
+        return coverage, None, None, "problems"
     (a, ta), (b, tb) = mats
     if a.shape[1] == 0 or b.shape[1] == 0:
-        return coverage, stats.PairedTest("no records", 0, 0, 0, float("nan"), 1.0)
+        return coverage, stats.PairedTest("no records", 0, 0, 0, float("nan"), 1.0), None, "problems"
     both = ta & tb
-    return coverage, stats.paired_coverage(a[both], b[both], seed)
+    gap = None
+    if atom.kind.startswith("gap_"):
+        gap = stats.paired_difference(a[both].mean(axis=1), b[both].mean(axis=1), seed)
+    return coverage, stats.paired_coverage(a[both], b[both], seed), gap, "problems"
 
 
 def _evaluate(cond: Condition, outcome: Mapping[Atom, bool]) -> bool:
@@ -133,25 +213,31 @@ def evaluate(claim: Claim, records: Iterable[ResultRecord], index: Mapping[tuple
     """The claim's :class:`Verdict` from the result records and the instance index
     (:func:`planarena.report.records.instance_index`); ``seed`` seeds the bootstraps and the
     Monte-Carlo permutation tests."""
-    data = Measurements(records, index)
+    records = list(records)
+    data, hits = Measurements(records, index), HitMeasurements(records)
     results: dict[str, list[AtomResult]] = {}
     blocks: dict[str, bool] = {}
     for name in BLOCKS:
         cond: Condition = getattr(claim, name)
         atoms = cond.atoms()
-        measured = [_measure(a, data, seed) for a in atoms]
+        measured = [_measure(a, data, hits, seed) for a in atoms]
         paired = [i for i, a in enumerate(atoms) if a.kind in ("better", "not_better")]
         adjusted = dict(zip(paired, stats.holm([measured[i][1].p for i in paired])))
         out = []
-        for i, (a, (cov, test)) in enumerate(zip(atoms, measured)):
+        for i, (a, (values, test, gap, units)) in enumerate(zip(atoms, measured)):
+            first = values[next(iter(values))]
             if a.kind == "at_least":
-                holds = cov[a.methods[0]].value >= a.threshold
+                holds = first.value >= a.threshold
             elif a.kind == "at_most":
-                holds = cov[a.methods[0]].value <= a.threshold
+                holds = first.value <= a.threshold
+            elif a.kind == "gap_at_most":
+                holds = gap is not None and gap.high <= a.threshold
+            elif a.kind == "gap_at_least":
+                holds = gap is not None and gap.low >= a.threshold
             else:
                 better = test.diff > 0 and adjusted[i] < claim.alpha
                 holds = better if a.kind == "better" else not better
-            out.append(AtomResult(a, bool(holds), cov, test, adjusted.get(i)))
+            out.append(AtomResult(a, bool(holds), values, test, adjusted.get(i), gap, units))
         results[name] = out
         blocks[name] = _evaluate(cond, {r.atom: r.holds for r in out})
     if not blocks["gate"]:
@@ -165,4 +251,4 @@ def evaluate(claim: Claim, records: Iterable[ResultRecord], index: Mapping[tuple
     return Verdict(claim.id, verdict, blocks, results)
 
 
-__all__ = ["AtomResult", "Measurements", "VERDICTS", "Verdict", "evaluate"]
+__all__ = ["AtomResult", "HitMeasurements", "Measurements", "VERDICTS", "Verdict", "evaluate"]

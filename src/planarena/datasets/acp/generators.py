@@ -70,7 +70,7 @@ def generate_problem_text(domain: str, kwargs: dict, seed: int) -> str | None:
         raise ConfigError(f"params: acp.generators.{domain}: bad generator arguments {kwargs}: {exc}") from exc
 
 
-def domain_settings(params: dict, domain: str) -> dict:
+def domain_settings(params: dict, domain: str, need_configs: bool = True) -> dict:
     """Resolved settings of one domain: ``problems`` (kept target), ``max_attempts`` (problems drawn
     at most), ``configs`` (list of generator kwargs, problem ``i`` uses ``configs[i % len]``) and
     the state-space bounds ``min_states`` / ``max_states``.
@@ -81,13 +81,19 @@ def domain_settings(params: dict, domain: str) -> dict:
     ``acp.max_states``. Configs with different sizes give problems with different object sets,
     which Extrapolation needs (:mod:`planarena.protocols.pool`: it splits object sets).
 
+    With ``need_configs`` False (``acp.source: acpbench``: problems are read, not generated) the
+    configs may be absent and ``max_attempts`` defaults to no limit (every file of the domain).
+
     Raises:
-        ConfigError: the domain has no ``configs`` or a bad value (names the param).
+        ConfigError: the domain has no ``configs`` (when needed) or a bad value (names the param).
     """
     cfg = get(params, f"acp.generators.{domain}", None)
-    if not isinstance(cfg, dict) or not cfg.get("configs"):
+    if not need_configs:
+        cfg = {"configs": [], **(cfg if isinstance(cfg, dict) else {})}
+        cfg.setdefault("max_attempts", 10**9)
+    elif not isinstance(cfg, dict) or not cfg.get("configs"):
         raise ConfigError(f"params: set `acp.generators.{domain}.configs` (a list of generator kwargs)")
-    configs = cfg["configs"]
+    configs = cfg["configs"] or []
     if isinstance(configs, dict):
         configs = [configs]
     if not all(isinstance(c, dict) for c in configs):

@@ -7,6 +7,7 @@ records from :mod:`.space`, files in the format of :mod:`.records`) and writes
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
@@ -16,7 +17,8 @@ from typing import Any
 from tqdm import tqdm
 
 from planarena.config import ConfigError, Layout, get
-from planarena.core.io import atomic_write_bytes
+from planarena.core.io import atomic_write_bytes, derive_seed
+from planarena.datasets.acp.acpbench import acpbench_root, candidates, domain_folder
 from planarena.datasets.acp.generators import (
     DOMAINS,
     GEN_ROOT,
@@ -52,6 +54,43 @@ def _previous_skips(summary_path: Path) -> dict[str, dict]:
         return {}
 
 
+SOURCES = ("generated", "acpbench")
+
+
+def acp_source(params: dict) -> str:
+    """``acp.source``: ``generated`` (pypddl-datasets generators, the default) or ``acpbench``
+    (ACPBench's published problems, :mod:`.acpbench`).
+
+    Raises:
+        ConfigError: another value.
+    """
+    source = get(params, "acp.source", "generated") or "generated"
+    if source not in SOURCES:
+        raise ConfigError(f"params: acp.source must be one of {', '.join(SOURCES)}, got {source!r}")
+    return source
+
+
+def _generated_draws(settings: dict, base_seed: int, domain: str):
+    """``(name, seed, generator kwargs, text thunk)`` of the problems drawn from the generator."""
+    for index in range(settings["max_attempts"]):
+        kwargs = settings["configs"][index % len(settings["configs"])]
+        seed = problem_seed(base_seed, domain, index)
+        yield (problem_name(domain, kwargs, index), seed, kwargs,
+               lambda kwargs=kwargs, seed=seed: generate_problem_text(domain, kwargs, seed))
+
+
+def _acpbench_draws(folder: Path, base_seed: int, domain: str):
+    """``(name, seed, provenance, text thunk)`` of ACPBench's problem files in the
+    order of :func:`.acpbench.candidates`; the provenance (the record's ``generator`` field) names
+    the file and a hash of its bytes, so an edited file is recomputed; the seed (plan sampling)
+    derives from the file name."""
+    for path in candidates(folder):
+        data = path.read_bytes()
+        prov = {"acpbench": f"{domain}/{path.name}", "sha256": hashlib.sha256(data).hexdigest()[:16]}
+        yield (path.stem, derive_seed(base_seed, "acpbench", domain, path.stem), prov,
+               lambda data=data: data.decode())
+
+
 def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
     """Generate, expand and write one domain's problems under ``out_dir`` (``data/acp/<domain>``);
     return its summary (also written to ``summary.json``).
@@ -64,11 +103,12 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
 
     Raises:
         ConfigError: bad ``acp`` params for this domain.
-        PDDLError: a generated file does not parse (names the file).
+        PDDLError: a generated or ACPBench file does not parse (names the file).
     """
     start = time.perf_counter()
     base_seed = int(get(params, "seed"))
-    settings = domain_settings(params, domain)
+    source = acp_source(params)
+    settings = domain_settings(params, domain, need_configs=source == "generated")
     max_states, min_states = settings["max_states"], settings["min_states"]
     max_plans = int(get(params, "acp.max_plans", 100))
     space_k = int(get(params, "acp.space_transitions", 0) or 0)
@@ -80,7 +120,16 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "problems").mkdir(exist_ok=True)
     domain_file = out_dir / "domain.pddl"
-    text = domain_text(domain)
+    if source == "acpbench":
+        folder = domain_folder(acpbench_root(params), domain)
+        text = (folder / "domain.pddl").read_text()
+        draws = _acpbench_draws(folder, base_seed, domain)
+        origin = {"source": "acpbench", "domain_file": f"{domain}/domain.pddl"}
+    else:
+        text = domain_text(domain)
+        draws = _generated_draws(settings, base_seed, domain)
+        origin = {"source": "generated", "generator": f"{GEN_ROOT}.{DOMAINS[domain][0]}.generator",
+                  "domain_file": f"{DOMAINS[domain][0]}/{DOMAINS[domain][1]}"}
     if not domain_file.exists() or domain_file.read_text() != text:
         atomic_write_bytes(domain_file, text.encode())
     pddl_domain = parse_domain(domain_file)
@@ -90,15 +139,12 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
     skipped: list[dict] = []
     keep_names: set[str] = set()
     bar = tqdm(total=settings["problems"], desc=f"acp {domain}", unit="problem")
-    for index in range(settings["max_attempts"]):
-        if len(kept) >= settings["problems"]:
+    for index, (name, seed, kwargs, make_text) in enumerate(draws):
+        if len(kept) >= settings["problems"] or index >= settings["max_attempts"]:
             break
-        kwargs = settings["configs"][index % len(settings["configs"])]
-        seed = problem_seed(base_seed, domain, index)
-        name = problem_name(domain, kwargs, index)
         key = _skip_key(seed, kwargs, limits)
         skip = {"problem": name, "seed": seed, "generator": kwargs, "key": key}
-        text = generate_problem_text(domain, kwargs, seed)
+        text = make_text()
         if text is None:
             skipped.append({**skip, "reason": f"generator returned no problem for {kwargs}"})
             bar.set_postfix(skipped=len(skipped))
@@ -108,13 +154,12 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
             atomic_write_bytes(pddl_path, text.encode())
         json_path = out_dir / f"{name}.json.gz"
         rec = cached_record(json_path, seed, kwargs, max_states, max_plans, space_k)
+        reason = None
         if rec is None and name in old_skips and old_skips[name].get("key") == key:
-            skipped.append({**skip, "reason": old_skips[name]["reason"]})
-            bar.set_postfix(skipped=len(skipped))
-            continue
+            reason = old_skips[name]["reason"]
         if rec is not None and rec["n_states_space"] < min_states:
             rec = None  # min_states was raised since; recompute gives the skip reason
-        if rec is None:
+        if rec is None and reason is None:
             try:
                 problem = parse_problem(pddl_domain, pddl_path)
                 rec = build_problem_record(problem, domain=domain, name=name, seed=seed, generator=kwargs,
@@ -122,12 +167,16 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
                                            min_states=min_states, timeout_s=timeout_s,
                                            space_transitions=space_k)
             except SkipProblem as exc:
-                skipped.append({**skip, "reason": str(exc)})
-                bar.set_postfix(skipped=len(skipped))
-                if json_path.exists():
-                    json_path.unlink()
-                continue
-            write_problem_record(json_path, rec)
+                reason = str(exc)
+            else:
+                write_problem_record(json_path, rec)
+        if reason is not None:
+            skipped.append({**skip, "reason": reason})
+            bar.set_postfix(skipped=len(skipped))
+            if json_path.exists():
+                json_path.unlink()
+            pddl_path.unlink(missing_ok=True)
+            continue
         keep_names.add(name)
         kept.append(_problem_stats(rec))
         bar.update(1)
@@ -153,8 +202,7 @@ def build_domain(params: dict, domain: str, out_dir: Path) -> dict:
         "attempted": len(kept) + len(skipped),
         "skipped": skipped,
         "per_problem": kept,
-        "generator": f"{GEN_ROOT}.{DOMAINS[domain][0]}.generator",
-        "domain_file": f"{DOMAINS[domain][0]}/{DOMAINS[domain][1]}",
+        **origin,
         "limits": limits,
         "target_problems": settings["problems"],
     }
@@ -203,7 +251,13 @@ def run_stage(params: dict, layout: Layout) -> Path:
     """
     start = time.perf_counter()
     domains = list(get(params, "acp.domains"))
-    unknown = [d for d in domains if d not in DOMAINS]
+    if acp_source(params) == "acpbench":
+        root = acpbench_root(params)
+        for d in domains:
+            domain_folder(root, d)  # one line naming the missing folder
+        unknown = []
+    else:
+        unknown = [d for d in domains if d not in DOMAINS]
     if unknown:
         raise ConfigError(f"params: acp.domains: unknown {unknown}; known: {sorted(DOMAINS)}")
     for key in ("acp.max_states", "acp.problems"):

@@ -16,8 +16,9 @@ from planarena.report.markdown import md_text
 DESCRIPTION = (
     "Each paper's claims as pre-registered experiments (gate, confirm and refute written before the "
     "run, `claims/`); the verdict is computed from the claim run's records with paired tests "
-    "(`planarena claims run ID`). *Measured*: the confirm condition's comparisons, coverage of A vs B "
-    "on the same problems, Holm-adjusted p. Cost: measured wall time on 2 cores (expected)."
+    "(`planarena claims run ID`). *Measured*: the confirm condition's comparisons, coverage (or Hit@k) "
+    "of A vs B on the same problems (queries, domains), Holm-adjusted p or the interval of the gap A - B. "
+    "Cost: measured wall time on 2 cores (expected)."
 )
 
 
@@ -45,8 +46,11 @@ def _measured(v: Mapping) -> str:
     for a in (v.get("atoms") or {}).get("confirm", []):
         cov = a.get("coverage") or []  # A, then B
         values = " vs ".join(f"{c['value']:.2f}" for c in cov)
-        p = a.get("holm_p")
-        parts.append(f"{a['atom']}: {values}" + (f", p={p:.3g}" if isinstance(p, (int, float)) else ""))
+        p, gap = a.get("holm_p"), a.get("gap")
+        extra = f", p={p:.3g}" if isinstance(p, (int, float)) else ""
+        if isinstance(gap, Mapping):
+            extra += f", gap {gap['value']:+.3f} [{gap['low']:+.3f}, {gap['high']:+.3f}]"
+        parts.append(f"{a['atom']}: {values}{extra}")
     return "; ".join(parts)
 
 

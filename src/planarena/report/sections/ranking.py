@@ -106,7 +106,7 @@ def unit_scores(records: Iterable[ResultRecord], k: int) -> dict[tuple[str, str]
 
     Units of the successor-set protocol are held-out reference trajectories ``(domain, split,
     problem, reference plan)`` scored by their Hit@``k`` (the mean over the trajectory's steps);
-    units of a pool protocol are its queries ``(domain, query index)`` scored 1 when the true
+    units of a pool protocol are its queries ``(domain, split, query index)`` scored 1 when the true
     successor ranks in the top ``k`` (from the records' ``ranks``; records without them give no
     units). Queries of one pool protocol and domain are the same for every method (same pools,
     same tie-breaking draws), so units pair across methods."""
@@ -119,8 +119,10 @@ def unit_scores(records: Iterable[ResultRecord], k: int) -> dict[tuple[str, str]
             if _finite(v):
                 out[(r.method, proto)][(r.domain, r.split, r.problem, str(extra.get("reference_plan")))][r.seed] = float(v)
         elif isinstance(extra.get("ranks"), list):
+            # the split names the training source (cross-domain: "from <domain>"): one test domain
+            # has a query list per source, so the source belongs to the unit
             for i, rank in enumerate(extra["ranks"]):
-                out[(r.method, proto)][(r.domain, i)][r.seed] = float(rank < k)
+                out[(r.method, proto)][(r.domain, r.split, i)][r.seed] = float(rank < k)
     return out
 
 
