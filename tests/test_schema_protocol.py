@@ -29,6 +29,29 @@ def data(tmp_path_factory) -> Layout:
     return layout
 
 
+def test_noise_rows_train_on_a_walk_with_n_min_200(data):
+    """DIAS Appendix A.4.2 (../shared/papers/dias-action-schemas.txt line 512): the noise rows' training
+    walk has at least N_min = 200 transitions per action name (the smoke profile's Blocks-3 walk has
+    N_min 30 / N_max 100, so it gets its own file, bounds (200, 200)); it continues the training walk
+    (same seed: the training rows are a subsequence of it); the noise rows read it, the others not."""
+    from planarena.methods.dias.data import load_domain
+
+    folder = data.schema / "blocks3"
+    info = json.loads((folder / "info.json").read_text())
+    assert info["noise_train"] == {"file": "transitions.train-noise.jsonl", "n_min": 200, "n_max": 200}
+    walk = info["walk"]["train_noise"]
+    assert walk["complete"] and set(walk["samples"].values()) == {200}
+    train, noisy = read_jsonl(folder / "transitions.train.jsonl"), read_jsonl(folder / "transitions.train-noise.jsonl")
+    it = iter(noisy)
+    assert len(noisy) == 600 and all(row in it for row in train)
+    assert len(load_domain(data.schema, "blocks3", noise=True).train) == 600
+    plain = load_domain(data.schema, "blocks3")
+    assert len(plain.train) == len(train) and plain.train_file == "transitions.train.jsonl"
+    assert schema_data.noise_bounds({"schema": {"noise_n_min": 200}}, (2000, 3000)) is None   # Driverlog: kept
+    assert schema_data.noise_bounds({"schema": {"noise_n_min": None}}, (100, 1000)) is None
+    assert schema_data.noise_bounds({"schema": {"noise_n_min": 200}}, (100, 1000)) == (200, 1000)
+
+
 def _true(layout: Layout):
     path = layout.schema / "blocks3" / "domain.pddl"
     return path, normal_form(parse_domain(path), str(path))

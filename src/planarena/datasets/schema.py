@@ -17,9 +17,21 @@ Layout (a problem set, :mod:`planarena.core.problemset`, plus the transition fil
                                                static atoms (types, eq, links), objects
     data/schema/<domain>/transitions.{train,validation}.jsonl
                                                {"s": [fluent atom ids], "t": [...], "a": "(name o ...)"}
+    data/schema/<domain>/transitions.train-noise.jsonl
+                                               the noise rows' training walk (same rows), written when
+                                               ``schema.noise_n_min`` exceeds the domain's N_min
     data/schema/<domain>/test_states.jsonl     {"problem": name, "s": [fluent atom ids]}
     data/schema/<domain>/info.json             predicates, actions (true arity and the STRIPS+
                                                arguments), counts, sizes
+
+Noise rows (Table 2) train on a walk with at least ``schema.noise_n_min`` transitions per action name:
+Appendix A.4.2 (dias-action-schemas.txt line 512), "we increase the smallest per-action minimum sample
+count to N_min = 200", read as the training walk's N_min^tr raised to max(N_min^tr, 200) (Tables 4-16
+give N_min^tr from 20 to 2000; a domain already at 200 or more keeps its walk). It is a property of the
+data (the walk's stopping rule), so it lives here, not in the ``dias`` training params; the validation
+walk is unchanged (A.4.2 names training adjustments only). The noise walk has the training walk's seed,
+so it is that walk continued: the noise-free training rows are a subsequence of its rows. ``info.json``'s
+``noise_train`` names the file and its bounds (:func:`noise_bounds`).
 
 Departures from the paper (README "Schema learning"): the walk picks an action *name* uniformly among
 the applicable ones, then a grounding uniformly (the paper's "balanced random walk", A.3.4), restarts
@@ -100,6 +112,27 @@ def domain_settings(params: dict, domain: str) -> DomainSettings:
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"params: schema.generators.{domain}: expected train, test (list), n_train and "
                           f"n_validation ([N_min, N_max]); {type(exc).__name__}: {exc}") from None
+
+
+def noise_bounds(params: dict, n_train: tuple[int, int]) -> tuple[int, int] | None:
+    """``(N_min, N_max)`` of the noise rows' training walk (DIAS Appendix A.4.2: N_min raised to
+    ``schema.noise_n_min``, 200 in the paper), or None when the domain's own ``n_train`` already
+    meets it (or ``schema.noise_n_min`` is null): the noise rows then read the training walk.
+
+    Raises:
+        ConfigError: ``schema.noise_n_min`` is not a positive integer or null.
+    """
+    raw = get(params, "schema.noise_n_min", None)
+    if raw is None:
+        return None
+    try:
+        n = int(raw)
+    except (TypeError, ValueError):
+        n = 0
+    if n < 1:
+        raise ConfigError(f"params: schema.noise_n_min = {raw!r}; expected a positive integer or null")
+    n_min, n_max = n_train
+    return (n, max(n, n_max)) if n > n_min else None
 
 
 def configured_domains(params: dict, config: dict, available) -> list[str]:
@@ -311,6 +344,18 @@ def build_domain(params: dict, domain: str, out: Path) -> tuple[list[ProblemEntr
         if not facts[split]["complete"]:
             print(f"warning: schema_data {domain}: {split} walk stopped after {max_steps} steps with "
                   f"{facts[split]['samples']} samples (N_min {bounds[0]})")
+    # the noise rows' training walk (Appendix A.4.2), after the other two: the atom ids those use
+    # are unchanged; the training walk's seed, so it extends that walk
+    noisy = noise_bounds(params, cfg.n_train)
+    noise_train = {"file": "transitions.train.jsonl", "n_min": cfg.n_train[0], "n_max": cfg.n_train[1]}
+    if noisy is not None:
+        rows, facts["train_noise"] = random_walk(train_problem, atoms[train_name], noisy, names,
+                                                 derive_seed(base_seed, "schema-walk", domain, "train"), max_steps)
+        write_jsonl(out / "transitions.train-noise.jsonl", rows)
+        noise_train = {"file": "transitions.train-noise.jsonl", "n_min": noisy[0], "n_max": noisy[1]}
+        if not facts["train_noise"]["complete"]:
+            print(f"warning: schema_data {domain}: noise train walk stopped after {max_steps} steps with "
+                  f"{facts['train_noise']['samples']} samples (N_min {noisy[0]})")
     tests = [n for (split, n) in problems if split == TEST_SPLIT]
     per = -(-int(get(params, "schema.test_states")) // max(1, len(tests)))
     test_rows = []
@@ -329,7 +374,7 @@ def build_domain(params: dict, domain: str, out: Path) -> tuple[list[ProblemEntr
         "actions": [{"name": s.name, "arity": len(s.parameters),
                      "strips_plus": strips_plus_arguments(s, walk_states)} for s in strips.schemas],
         "train_problem": train_name, "test_problems": tests,
-        "walk": facts, "test_states": len(test_rows),
+        "walk": facts, "noise_train": noise_train, "test_states": len(test_rows),
     }
     atomic_write_json(out / "info.json", info)
     return entries, info

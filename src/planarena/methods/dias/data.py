@@ -46,6 +46,7 @@ class DomainData:
     objects: tuple[str, ...]
     train: Transitions
     validation: Transitions
+    train_file: str = "transitions.train.jsonl"   # the walk file ``train`` was read from
 
 
 def _parse(text: str) -> tuple[str, list[str]]:
@@ -81,11 +82,16 @@ def _transitions(path: Path, atoms: list[str], static: list[int], pred_index: di
     return Transitions(adjacency([r["s"] for r in rows]), adjacency([r["t"] for r in rows]), action, args)
 
 
-def load_domain(root: str | Path, domain: str) -> DomainData:
+def load_domain(root: str | Path, domain: str, noise: bool = False) -> DomainData:
     """The data of ``domain`` under ``root`` (``data/schema``).
 
+    ``noise``: read the noise rows' training walk instead (``info.json``'s ``noise_train``: at least
+    N_min = 200 transitions per action name, DIAS Appendix A.4.2, dias-action-schemas.txt line 512;
+    :func:`planarena.datasets.schema.noise_bounds`); validation is the same walk either way.
+
     Raises:
-        FileNotFoundError: the domain's folder or a file in it is missing (run the ``schema_data`` stage).
+        FileNotFoundError: the domain's folder or a file in it is missing, or (``noise``) the data
+            predates the noise walk (run the ``schema_data`` stage).
     """
     folder = Path(root) / domain
     if not (folder / "info.json").exists():
@@ -98,10 +104,17 @@ def load_domain(root: str | Path, domain: str) -> DomainData:
     obj_index = {o: i for i, o in enumerate(inst["objects"])}
     act_index = {a: i for i, (a, _) in enumerate(actions)}
     arity = max(a for _, a in actions)
+    train_file = "transitions.train.jsonl"
+    if noise:
+        if "noise_train" not in info:
+            raise FileNotFoundError(f"{folder}/info.json: no noise training walk (Appendix A.4.2's N_min = 200); "
+                                    f"rerun `dvc repro schema_data`")
+        train_file = info["noise_train"]["file"]
     load = lambda split: _transitions(folder / f"transitions.{split}.jsonl", inst["atoms"], inst["static"],  # noqa: E731
                                       pred_index, obj_index, act_index, arity)
+    train = _transitions(folder / train_file, inst["atoms"], inst["static"], pred_index, obj_index, act_index, arity)
     return DomainData(domain, predicates, actions, tuple(tuple(a["strips_plus"]) for a in info["actions"]),
-                      tuple(inst["objects"]), load("train"), load("validation"))
+                      tuple(inst["objects"]), train, load("validation"), train_file)
 
 
 def known_arguments(data: DomainData, t: Transitions, observation: str, slots: int) -> torch.Tensor:

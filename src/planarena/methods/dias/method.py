@@ -8,7 +8,8 @@ MLP-effects ablation of Table 3 trains, :mod:`planarena.methods.dias.model`, but
 path yet: it does not yield a PDDL domain).
 
 Train stage: one model per (schema domain, seed) on ``data/schema/<domain>`` (walk transitions of the
-small instance), trained as the paper's Appendix A.2.2 says (:mod:`planarena.methods.dias.train`);
+small instance; a noise block reads the longer walk with N_min = 200 per action name, Appendix A.4.2),
+trained as the paper's Appendix A.2.2 says (:mod:`planarena.methods.dias.train`);
 the schemas are read off its parameters (Section 4.5) and written as a PDDL domain,
 ``data/models/<method>/<domain>/seed<seed>/domain.pddl`` (a DVC output). Evaluation is the
 ``learn_schema`` protocol (:mod:`planarena.protocols.schema`): successor sets against the true domain
@@ -45,7 +46,9 @@ def resolved_settings(params: dict, config: dict, domain: str | None = None) -> 
     """The hyperparameters of one run of the block ``config``: the ``dias`` section's ``model`` and
     ``train``, then ``by_observation.<observation>``, the slots, the domain's ``alpha``, ``noise``
     for a noise block (Appendix A.4.2: batch 50, tau floor 0.1, threshold 0.75), the block's
-    ``overrides`` last. Keys the params do not set are DiasConfig's defaults (Appendix A.2.2)."""
+    ``overrides`` last. Keys the params do not set are DiasConfig's defaults (Appendix A.2.2). A.4.2's
+    N_min = 200 of the noise rows is a property of their training walk, not a training setting
+    (``schema.noise_n_min``, :func:`planarena.datasets.schema.noise_bounds`)."""
     sec = _section(params)
     alpha = (sec.get("alpha") or {}).get(domain, sec.get("default_alpha", 1.0))
     by = (sec.get("by_observation") or {}).get(config.get("observation", "names")) or {}
@@ -184,7 +187,7 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
 
     start = time.perf_counter()
     s = method.settings(domain)
-    data = load_domain(root, domain)
+    data = load_domain(root, domain, noise=bool(method.noise))
     cfg = DiasConfig.from_params({**s, "observation": method.observation, "effects": method.effects,
                                   "device": torch_device(s.get("device", "cpu"), "dias.device")})
     vocab = Vocab(predicates=data.predicates,
@@ -203,7 +206,8 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
     model, facts = train(cfg, vocab, tensors(data.train, "train"), tensors(data.validation, "validation"),
                          seed=derive_seed(seed, domain, "dias"), progress=False)
     facts.pop("seconds", None)  # wall time: not in a DVC-tracked file (train_time_s goes to the log)
-    info = {**facts, "domain": domain, "seed": seed}
+    info = {**facts, "domain": domain, "seed": seed, "train_file": data.train_file,
+            "train_transitions": len(data.train)}
     if not facts.get("diverged"):
         schemas = derive(model, vocab, cfg.threshold)
         name = parse_domain(root / domain / "domain.pddl").get_name()

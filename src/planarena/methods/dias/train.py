@@ -3,7 +3,9 @@ the precondition-exponent schedule, validation history, divergence handling.
 
 Source: ``../shared/papers/dias-action-schemas.txt``, Section 4.4 (losses, gradient projection),
 Appendix A.2.2 (hyperparameters, eq. 19-20, the ``tau`` schedule), A.4.2 (``tau`` floor and derivation
-threshold under noise). Paper-silent choices: ``layers`` = 3, the Sinkhorn ``T_max`` / ``epsilon``,
+threshold under noise). The ``tau`` schedule is a fraction of the run (``tau_fraction``) unless an
+absolute ``tau_steps`` is given (the paper profile's 500), so that a shortened run also ends in eq. 7's
+product regime (:meth:`DiasConfig.tau_horizon`). Paper-silent choices: ``layers`` = 3, the Sinkhorn ``T_max`` / ``epsilon``,
 AdamW's default weight decay 0.01, validation ``L_main`` every ``eval_every`` steps at the current
 ``tau`` (the final model is kept, not the best), one instance per step drawn uniformly when several
 are given.
@@ -26,8 +28,14 @@ class DiasConfig:
     """Model and training hyperparameters (defaults: DIAS Appendix A.2.2).
 
     Units: ``steps``, ``tau_steps``, ``eval_every`` in gradient steps; ``batch`` in transitions.
-    ``tau`` is 1 at step 0 and ``0.1`` at step ``tau_steps`` (exponential), never below
-    ``tau_floor`` (0.1 for noise runs, Appendix A.4.2). ``threshold`` is the eq. 14 literal
+    ``tau`` (eq. 8's root degree) is 1 at step 0 and ``0.1`` at step :meth:`tau_horizon`
+    (exponential, decaying toward 0 after it), never below ``tau_floor`` (0.1 for noise runs,
+    Appendix A.4.2). The paper (dias-action-schemas.txt line 321, Appendix A.2.2) states "tau = 1 at
+    step 0 and tau = 0.1 at step 500" of 10,000 steps: ``tau_steps`` = 500 is that absolute
+    schedule (the paper profile); with ``tau_steps`` None the schedule is the same fraction of the
+    run, ``tau_fraction`` = 500 / 10,000 = 0.05 of ``steps``, so that a shortened run still ends
+    at tau ~ 1e-20, the product of eq. 7, as the paper's run does (an absolute 500 steps would leave
+    a 100-step run at tau = 0.63, near the geometric mean). ``threshold`` is the eq. 14 literal
     threshold (0.75 under noise). ``alpha`` is the per-domain auxiliary weight (Appendix A.3.3).
 
     Raises:
@@ -44,7 +52,8 @@ class DiasConfig:
     alpha: float = 1.0
     sinkhorn_iters: int = 100
     sinkhorn_tol: float = 1e-5
-    tau_steps: int = 500
+    tau_steps: float | None = None
+    tau_fraction: float = 0.05
     tau_floor: float = 0.0
     threshold: float = 0.5
     effects: str = "strips"
@@ -58,13 +67,24 @@ class DiasConfig:
             raise ValueError(f"effects {self.effects!r}; expected one of {EFFECTS}")
         if self.observation not in OBSERVATIONS:
             raise ValueError(f"observation {self.observation!r}; expected one of {OBSERVATIONS}")
-        for name in ("d", "slots", "layers", "batch", "sinkhorn_iters", "tau_steps", "eval_every", "mlp_hidden"):
+        for name in ("d", "slots", "layers", "batch", "sinkhorn_iters", "eval_every", "mlp_hidden"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.steps < 0 or self.lr <= 0 or self.alpha < 0 or self.weight_decay < 0:
             raise ValueError(f"need steps >= 0, lr > 0, alpha >= 0, weight_decay >= 0; got {self}")
+        if self.tau_steps is not None and not float(self.tau_steps) > 0:
+            raise ValueError(f"tau_steps must be > 0 or null, got {self.tau_steps}")
+        if not 0.0 < float(self.tau_fraction) <= 1.0:
+            raise ValueError(f"tau_fraction must be in (0, 1], got {self.tau_fraction}")
         if not 0.0 <= self.tau_floor <= 1.0 or not 0.0 <= self.threshold < 1.0:
             raise ValueError(f"tau_floor in [0, 1] and threshold in [0, 1) required; got {self.tau_floor}, {self.threshold}")
+
+    def tau_horizon(self) -> float:
+        """The step at which ``tau`` reaches 0.1 (gradient steps, > 0): ``tau_steps`` when set (the
+        paper's absolute 500), else ``tau_fraction * steps`` (at least 1 step)."""
+        if self.tau_steps is not None:
+            return float(self.tau_steps)
+        return max(1.0, float(self.tau_fraction) * self.steps)
 
     @classmethod
     def from_params(cls, block: dict | None) -> "DiasConfig":
@@ -134,8 +154,9 @@ class TransitionData:
         return self.subset(torch.cat(picks).to(self.action.device))
 
 
-def tau_schedule(step: int, tau_steps: int = 500, floor: float = 0.0) -> float:
-    """Eq. 8's ``tau``: ``0.1 ** (step / tau_steps)`` (1 at step 0, 0.1 at ``tau_steps``), at least ``floor``."""
+def tau_schedule(step: int, tau_steps: float = 500, floor: float = 0.0) -> float:
+    """Eq. 8's ``tau``: ``0.1 ** (step / tau_steps)`` (1 at step 0, 0.1 at ``tau_steps``, toward 0
+    after it), at least ``floor``. ``tau_steps``: gradient steps, > 0 (:meth:`DiasConfig.tau_horizon`)."""
     return max(0.1 ** (step / tau_steps), floor)
 
 
@@ -199,7 +220,8 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
         training before that step's update, without raising), ``diverged_at``, ``seconds``,
         ``train_loss`` (step, L_main, L_aux) and ``validation`` (step, L_main on validation, tau) every
         ``eval_every`` steps and at the end, ``final_validation``, ``parameters``, ``tau_final``,
-        ``config``. The final model is returned (not the best by validation).
+        ``tau_horizon`` (the step where tau is 0.1), ``config``. The final model is returned (not
+        the best by validation).
 
     Raises:
         ValueError: no training transitions, or a model/data shape mismatch.
@@ -224,10 +246,11 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
                    "train_loss": [], "validation": [], "final_validation": None,
                    "parameters": int(sum(p.numel() for p in params)), "config": asdict(config), "seed": seed}
     start = time.perf_counter()
-    tau = tau_schedule(0, config.tau_steps, config.tau_floor)
+    horizon = config.tau_horizon()
+    tau = tau_schedule(0, horizon, config.tau_floor)
     bar = tqdm(range(config.steps), disable=not progress, desc="dias", leave=False)
     for step in bar:
-        tau = tau_schedule(step, config.tau_steps, config.tau_floor)
+        tau = tau_schedule(step, horizon, config.tau_floor)
         inst = data[int(torch.randint(len(data), (1,), generator=batch_gen))] if len(data) > 1 else data[0]
         b = inst.balanced_batch(config.batch, batch_gen)
         out = model(b.A, b.A_next, b.action, b.known, tau, generator=noise_gen)
@@ -254,6 +277,7 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
                 facts["final_validation"] = v
             bar.set_postfix(main=f"{main:.4g}", aux=f"{aux:.4g}")
     facts["tau_final"] = tau
+    facts["tau_horizon"] = horizon
     facts["seconds"] = time.perf_counter() - start
     model.eval()
     return model, facts
