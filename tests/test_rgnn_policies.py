@@ -381,6 +381,52 @@ def test_method_rejects_aa_with_a_width_lookahead(tmp_path):
         RGNNPolicy("bad", {"lookahead": "iw2", "encoding": "ad"}, params, Layout(root=tmp_path))
 
 
+def test_checkpoint_selection_never_uses_an_evaluated_held_out_split(tmp_path):
+    """Issue 30: the paper selects the model on validation coverage (Section 7, Training,
+    ../shared/papers/aiw-ad-rgnn-policies.txt line 216) and the report counts every split but
+    ``train`` as held out (``is_held_out``). So the selection problems are the validation split only
+    when the block does not evaluate it, the training problems when it does (generated / SATr
+    suites), and the largest training problems, removed from training, on a suite without one
+    (IPC 2023, Table 8); with one checkpoint nothing is selected (``scoring_points``)."""
+    from types import SimpleNamespace
+
+    from planarena.config import Layout, is_held_out
+    from planarena.methods.rgnn_policies.method import RGNNPolicy
+    from planarena.methods.rgnn_policies.train import scoring_points
+
+    def entry(split: str, i: int):
+        return SimpleNamespace(domain="d", split=split, problem=f"{split}-{i}", objects=i, size=i)
+
+    class Suite:
+        def __init__(self, splits: dict):
+            self.splits = splits
+
+        def select(self, domain: str, split: str):
+            return list(self.splits.get(split, []))
+
+    params = {"evaluation": {"splits": ["validation"], "seeds": [13]}, "rgnn_policies": {"validation_from_train": 3}}
+
+    def entries(splits: list, suite: dict):
+        m = RGNNPolicy("aiw_ad", {"lookahead": "aiw", "encoding": "ad", "splits": splits}, params, Layout(root=tmp_path))
+        m._ps = Suite(suite)
+        train, selection, how = m._entries("d")
+        assert not any(is_held_out(e.split) and e.split in splits for e in selection), how
+        return train, selection, how
+
+    generated = {"train": [entry("train", i) for i in range(4)], "validation": [entry("validation", 9)]}
+    train, selection, how = entries(["validation", "interpolation", "extrapolation"], generated)
+    assert how == "training problems" and selection == train and len(train) == 4
+    train, selection, how = entries(["interpolation", "extrapolation"], generated)
+    assert how == "validation split" and [e.problem for e in selection] == ["validation-9"] and len(train) == 4
+    ipc = {"train": [entry("train", i) for i in range(10)], "test-easy": [entry("test-easy", 20)]}
+    train, selection, how = entries(["test-easy"], ipc)
+    assert how == "largest training problems" and [e.objects for e in selection] == [7, 8, 9]
+    assert [e.objects for e in train] == list(range(7))
+    assert scoring_points(TrainConfig(episodes=3, eval_every=3)) == 1          # the default profile: no selection
+    assert scoring_points(TrainConfig(episodes=1000, eval_every=50)) == 20     # profiles.paper
+    assert scoring_points(TrainConfig(episodes=10, eval_every=4)) == 3
+
+
 def test_paper_profile_with_the_ipc2023_suite_is_section_7():
     """``-S profile=paper -S suite=ipc2023`` is the paper's setup (issue 30): the Learning Track's
     test splits, every test problem, 15 / 60 min per instance for flat / IW policies and 1,000

@@ -8,7 +8,9 @@ One params block per row of Table 1 / Table 3: ``lookahead`` (``flat`` | ``iw`` 
 
 Train stage: one Q-function per (domain, seed), trained by DQN with lifted hindsight relabelling on
 the suite's ``train`` split (:mod:`~planarena.methods.rgnn_policies.train`), the checkpoint selected
-by coverage on the ``validation`` split. Evaluation: all problems of a (domain, split) run the greedy
+by coverage on problems that the report never counts as held out (:meth:`RGNNPolicy._entries`: the
+validation split only when this block does not evaluate it, else the training problems; on IPC 2023
+the largest training problems, Table 8). Evaluation: all problems of a (domain, split) run the greedy
 policy in lockstep (:func:`~planarena.methods.rgnn_policies.policy.greedy_episodes`); the plan (the
 chosen jumps' primitive actions) is validated by the harness like every other plan. Sizes and
 schedules come from the ``rgnn_policies`` params section (``model``, ``train``, ``max_choices``,
@@ -91,19 +93,42 @@ class RGNNPolicy(Method):
 
 
 
-    def _entries(self, domain: str) -> tuple[list, list]:
-        """The (train, validation) problem entries of ``domain``. A suite without a validation
-        split (the IPC 2023 layout has only ``training/easy``) gives its ``validation_from_train``
-        largest training problems to validation instead, as the paper's Table 8 does (validation
-        instances larger than the training ones); never a test problem."""
+    def _entries(self, domain: str) -> tuple[list, list, str]:
+        """``(train, selection, source)`` of ``domain``: the problem entries the DQN trains on, those
+        its checkpoints are scored on (Section 7, Training: "Model selection was based on validation
+        coverage"; only when there are two or more checkpoints, ``train.eval_every`` <
+        ``train.episodes``), and where the latter come from.
+
+        The report counts every split but ``train`` as held out (:func:`planarena.config.is_held_out`,
+        one rule for every method), so a split that selected the model and is then evaluated would
+        enter the held-out sums with a number it was tuned on. The selection problems are therefore
+        never an evaluated held-out split:
+
+        * ``"validation split"``: the suite has a ``validation`` split and this block does not
+          evaluate it (not in its ``splits``): the paper's protocol, a separate validation set;
+        * ``"training problems"``: the suite has a ``validation`` split and this block evaluates it
+          (the generated and SATr suites with the default ``rgnn_policies.splits``): the checkpoints
+          are scored on the training problems themselves (fresh parses, so scoring does not touch
+          the training problems' state repositories), and ``validation`` stays a held-out split
+          that nothing was selected on. This keeps every training problem for training (the
+          generated suite has 4-12 per domain at the default sizes) and needs no report change;
+        * ``"largest training problems"``: no validation split (the IPC 2023 layout has only
+          ``training/easy``): the ``validation_from_train`` largest training problems, held out of
+          training, as the paper's Table 8 (69 train + 30 validation per IPC domain); never a test
+          problem.
+        """
         train = list(self.ps.select(domain=domain, split="train"))
         val = list(self.ps.select(domain=domain, split="validation"))
+        if val:
+            if "validation" in (self.config.get("splits") or ()):
+                return train, list(train), "training problems"
+            return train, val, "validation split"
         n = int(self.section().get("validation_from_train", 0) or 0)
-        if not val and n > 0 and len(train) > 1:
+        if n > 0 and len(train) > 1:
             ordered = sorted(train, key=lambda e: (e.objects, e.size or 0, e.problem))
             n = min(n, len(train) // 2)
-            train, val = ordered[:-n], ordered[-n:]
-        return train, val
+            return ordered[:-n], ordered[-n:], "largest training problems"
+        return train, [], "none"
 
     def _load(self, entries) -> list[tuple]:
         """``(pymimir problem, object types)`` of every entry, each a fresh parse (:func:`fresh_problem`)."""
@@ -137,11 +162,14 @@ class RGNNPolicy(Method):
             import torch
 
             from planarena.methods.rgnn_policies.encodings import count_parameters
-            from planarena.methods.rgnn_policies.train import train_policy
+            from planarena.methods.rgnn_policies.train import scoring_points, train_policy
 
             domain, seed = unit
             torch.set_num_threads(1)
-            train_entries, val_entries = self._entries(domain)
+            train_entries, val_entries, selection = self._entries(domain)
+            if scoring_points(cfg) < 2:  # a single checkpoint: nothing to select, no selection rollouts
+                val_entries, selection = [], "none (one checkpoint)"
+            # separate parses: selection on the training problems scores copies of them
             train, val = self._load(train_entries), self._load(val_entries)
             if not train:
                 return {"status": "no data", "reason": f"no training problem of {domain}"}
@@ -155,7 +183,7 @@ class RGNNPolicy(Method):
                     "best_score": list(res.best) if res.best else None, "diverged_at": res.diverged_at,
                     "validation": res.validation, "td_errors": res.td_errors[-5:],
                     "parameters": count_parameters(net), "train_problems": len(train),
-                    "validation_problems": [e.problem for e in val_entries],
+                    "selection": selection, "validation_problems": [e.problem for e in val_entries],
                     "lookahead": {k: round(v, 3) for k, v in cache.stats.items() if k != "seconds"}, "checkpoint": res.state is not None}
             save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}

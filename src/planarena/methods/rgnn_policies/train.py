@@ -6,8 +6,9 @@ Q-learning (Mnih et al. 2015) with the lifted hindsight relabelling of Ståhlber
 Boltzmann exploration policy whose temperature decays linearly 1.0 -> 0.1 over 1,000 episodes, a
 learning rate decaying linearly 1e-3 -> 1e-5 over 300 episodes, per episode 4 trajectories (capped at
 20 jumps, or 200 steps for flat policies) and 32 optimisation steps of batch 32, replay buffers of
-100 (IW) / 1,000 (flat) transitions. Model selection: validation coverage, then the shortest total
-plan length, then the lowest TD error (the paper's last tie-breaker, random selection, is replaced by
+100 (IW) / 1,000 (flat) transitions. Model selection: coverage of the selection problems (the paper's
+validation set; which problems, :meth:`~planarena.methods.rgnn_policies.method.RGNNPolicy._entries`),
+then the shortest total plan length, then the lowest TD error (the paper's last tie-breaker, random selection, is replaced by
 the later episode, so that selection is deterministic).
 
 pymimir-rl supplies the off-policy loop (``OffPolicyAlgorithm``: sample, relabel, replay,
@@ -90,6 +91,13 @@ class TrainResult:
     diverged_at: int | None = None
 
 
+def scoring_points(cfg: TrainConfig) -> int:
+    """Checkpoints scored in a full run: every ``eval_every`` episodes and at the last one. With
+    fewer than two there is nothing to select, and no selection rollouts run."""
+    every = max(1, cfg.eval_every)
+    return cfg.episodes // every + (cfg.episodes % every != 0)
+
+
 def linear(start: float, end: float, episode: int, span: int) -> float:
     """Linear schedule from ``start`` (episode 0) to ``end`` (episode ``span`` and after)."""
     if span <= 0 or episode >= span:
@@ -140,7 +148,9 @@ def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list,
         network: the Q-function (trained in place; the returned ``state`` is the selected one).
         cache: lookahead trees, with every training and validation problem registered.
         problems / validation: pymimir problems (validation may be empty: then the last episode's
-            weights are kept, score by TD error only).
+            weights are kept, score by TD error only). ``validation``: the checkpoint-selection
+            problems (:meth:`~planarena.methods.rgnn_policies.method.RGNNPolicy._entries`; may be
+            separate parses of the training problems, never the same objects).
         seed: seeds pymimir-rl's samplers (a private ``random.Random``, :func:`library_random`)
             and torch.
         flat: primitive-successor policy (horizon ``max_steps``, buffer ``buffer_flat``) or a
@@ -174,8 +184,7 @@ def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list,
     res = TrainResult()
 
     # validation rollouts only when there is a choice to make (two or more scoring points)
-    points = cfg.episodes // max(1, cfg.eval_every) + (cfg.episodes % max(1, cfg.eval_every) != 0)
-    use_validation = bool(validation) and points > 1
+    use_validation = bool(validation) and scoring_points(cfg) > 1
 
     def score(episode: int) -> None:
         td = sum(episode_losses) / len(episode_losses) if episode_losses else math.inf
@@ -214,4 +223,4 @@ def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list,
     return res
 
 
-__all__ = ["TrainConfig", "TrainResult", "library_random", "linear", "train_policy"]
+__all__ = ["TrainConfig", "TrainResult", "library_random", "linear", "scoring_points", "train_policy"]
