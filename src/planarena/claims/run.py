@@ -253,7 +253,7 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
               "holds and the refute condition does not, refuted in the opposite case, inconclusive "
               "otherwise. Paired coverage atoms: McNemar's exact test (one run each) or the sign-flip "
               "permutation test (several seeds); paired Hit@k atoms: the Wilcoxon signed-rank test over "
-              "the queries both ranked (one protocol) or the test domains both have (two protocols); "
+              "the queries both ranked (one protocol) or the test problems both query (two protocols); "
               f"Holm-corrected within a block, alpha = {claim.alpha}. Gap atoms: the 95 % bootstrap "
               "interval of the mean paired difference against the margin."]
     return "\n".join(lines) + "\n"

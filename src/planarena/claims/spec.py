@@ -34,8 +34,9 @@ pool protocols (:mod:`planarena.protocols.pool`) instead of coverage: ``protocol
 ``split`` and names the protocol of both methods, or a list of two, one per method (the same method
 under two protocols: ``{better: [m, m], metric: hit@5, protocol: [interpolation, extrapolation]}``).
 Within one protocol the units are the queries (both methods rank the same pools); across protocols
-the queries differ and the units are the test domains (each side's mean Hit@k in that domain), as
-the paired test across domains of EmbedPlan's Table 17. A changed claim is a new claim file: the
+the queries differ and the units are the test problems both protocols query (each side's mean
+Hit@k over that problem's queries, seeds and training sources; the test domains for records that
+do not name their queries' problems). A changed claim is a new claim file: the
 verdict page shows the file's hash.
 """
 

@@ -10,8 +10,8 @@ atoms use :func:`planarena.stats.paired_coverage` on the problems both methods a
 corrected over the ``better`` / ``not_better`` atoms of one block. Hit@k atoms read the per-query
 ranks of the pool records (:func:`planarena.report.sections.ranking.unit_scores`): each side's
 value is the mean over domains with its stratified bootstrap interval; the paired test is the
-Wilcoxon signed-rank test over the queries both ranked (one protocol) or over the test domains both
-have (two protocols). ``gap_*`` atoms compare the bootstrap interval of the mean paired difference
+Wilcoxon signed-rank test over the queries both ranked (one protocol) or over the test problems both
+have (two protocols: each problem's mean Hit@k over its queries, seeds and training sources). ``gap_*`` atoms compare the bootstrap interval of the mean paired difference
 (:func:`planarena.stats.paired_difference`) with their margin.
 """
 
@@ -26,7 +26,7 @@ import numpy as np
 from planarena import stats
 from planarena.claims.spec import BLOCKS, PAIRED, Atom, Claim, Condition
 from planarena.core.records import ResultRecord
-from planarena.report.records import plan_records_of
+from planarena.report.records import is_pool_record, latest_records, plan_records_of, record_protocol
 from planarena.report.sections.ranking import unit_scores
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
@@ -141,6 +141,24 @@ class HitMeasurements:
         units = self._by_k[k].get((method, protocol), {})
         return {u: v for u, v in units.items() if domain is None or u[0] == domain}
 
+    def problem_means(self, method: str, protocol: str, k: int, domain: str | None) -> dict[tuple, float]:
+        """``{(domain, problem): Hit@k}``: the mean over that problem's queries of every record of
+        ``method`` under ``protocol`` (all seeds; all training sources under Cross-Domain), from
+        the records' ``query_problem``; empty when the records do not name their queries'
+        problems."""
+        hits: dict[tuple, list[float]] = defaultdict(list)
+        for r in latest_records(self.records):
+            extra = r.extra or {}
+            if (r.method != method or not is_pool_record(r) or record_protocol(r) != protocol
+                    or r.outcome == "error" or (domain is not None and r.domain != domain)):
+                continue
+            ranks, qp, names = extra.get("ranks"), extra.get("query_problem"), extra.get("problems")
+            if not (isinstance(ranks, list) and isinstance(qp, list) and isinstance(names, list)):
+                continue
+            for rank, i in zip(ranks, qp):
+                hits[(r.domain, names[i])].append(float(rank < k))
+        return {u: float(np.mean(v)) for u, v in hits.items()}
+
     @staticmethod
     def interval(units: Mapping[tuple, Mapping[int, float]], seed: int) -> stats.Interval:
         """Mean over domains of the per-domain Hit@k, with the stratified bootstrap interval
@@ -172,7 +190,12 @@ def _measure_hit(atom: Atom, hits: HitMeasurements, seed: int):
     if atom.protocols[0] == atom.protocols[1]:
         a, b, units = _unit_means(sides[0]), _unit_means(sides[1]), "queries"
     else:
-        a, b, units = _domain_means(sides[0]), _domain_means(sides[1]), "domains"
+        # the queries differ: pair the problems both protocols test (their mean Hit@k), or, for
+        # records that do not name their queries' problems, the test domains
+        a, b = (hits.problem_means(m, p, atom.k, atom.domain) for m, p in atom.sides())
+        units = "problems"
+        if not (set(a) & set(b)):
+            a, b, units = _domain_means(sides[0]), _domain_means(sides[1]), "domains"
     common = sorted(set(a) & set(b))
     xa, xb = [a[u] for u in common], [b[u] for u in common]
     if not common:

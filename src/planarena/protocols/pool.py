@@ -258,6 +258,10 @@ class TestSet:
         seen: ``(Q,)`` bool, query ``i``'s triple occurs among the task's training transitions
             (set by :func:`protocol_tasks`; ``None``: none seen). Seen queries are ranked (plans
             need them) but excluded from the single-step metrics.
+        problem_names, row_problem: the problems of the queries (sorted names) and ``(Q,)`` the
+            index into ``problem_names`` of each query's problem (set by :func:`protocol_tasks`;
+            ``None``: unknown). Records carry them, so two protocols can be compared problem by
+            problem.
     """
 
     domain: str
@@ -265,6 +269,8 @@ class TestSet:
     distractors: str
     plans: list[np.ndarray] = field(default_factory=list)
     seen: np.ndarray | None = None
+    problem_names: list[str] | None = None
+    row_problem: np.ndarray | None = None
 
     @property
     def scored(self) -> np.ndarray:
@@ -407,6 +413,10 @@ def protocol_tasks(corpus: Corpus, protocol: str, seed: int, test_fraction: floa
             trained = np.unique(corpus.keys(task.train_rows))
             for test in task.tests:
                 test.seen = np.isin(corpus.keys(test.rows), trained)
+                pids = corpus.trans_problem[np.asarray(test.rows, np.int64)]
+                uniq = np.unique(pids)
+                test.problem_names = [corpus.problems[int(p)][1] for p in uniq]
+                test.row_problem = np.searchsorted(uniq, pids)
     return tasks
 
 
@@ -667,6 +677,9 @@ def task_records(method, task: "Task", protocol: str, seed: int, problem: str, d
                 extra.update({f"hit@{k}": float(np.mean(r < k)) for k in (1, 5, 10)})
                 # each scored query's 0-based rank of s': the report's bootstrap over queries
                 extra["ranks"] = [int(x) for x in r]
+                if test.row_problem is not None:  # and its problem (an index into `problems`)
+                    extra["problems"] = list(test.problem_names)
+                    extra["query_problem"] = [int(x) for x in test.row_problem[scored]]
                 # the floor: a uniform random ranker puts s' in its top k with probability min(k, pool) / pool
                 extra.update({f"hit_chance@{k}": uniform_hit_rate(k, n) for k in (1, 5, 10)})
                 extra.update(metrics)
