@@ -460,3 +460,75 @@ def test_space_transitions_are_valid_sampled_edges_with_applicable_entries(tmp_p
     full = acp.build_problem_record(problem, domain="logistics", name="p", seed=2, generator=kwargs,
                                     max_states=5000, max_plans=5, space_transitions=-1)
     assert len(full["space_transitions"]) == full["n_transitions_space"]
+
+
+# --------------------------------------------------------------------------------------------
+# acp.source: acpbench (ACPBench's published problem files)
+# --------------------------------------------------------------------------------------------
+
+
+def _fake_acpbench(tmp_path: Path) -> Path:
+    """An ACPBench-shaped folder: blocksworld/domain.pddl and base problems ``bwthree`` (3 blocks,
+    22 states: two variants) and ``bwfour`` (4 blocks, 125 states: one)."""
+    root = tmp_path / "acpbench"
+    ddir = root / "blocksworld"
+    ddir.mkdir(parents=True)
+    (ddir / "domain.pddl").write_text(acp.domain_text("blocksworld"))
+    for name, blocks, seed in (("bwthree__b1", 3, 1), ("bwthree__a2", 3, 2), ("bwfour__c3", 4, 3)):
+        (ddir / f"{name}.pddl").write_text(acp.generate_problem_text("blocksworld", {"num_blocks": blocks}, seed))
+    return root
+
+
+def test_acpbench_candidates_interleave_base_problems(tmp_path):
+    from planarena.datasets.acp.acpbench import candidates
+
+    folder = _fake_acpbench(tmp_path) / "blocksworld"
+    assert [p.stem for p in candidates(folder)] == ["bwfour__c3", "bwthree__a2", "bwthree__b1"]
+
+
+def test_acpbench_source_keeps_published_problems_within_bounds(tmp_path):
+    params = _tiny_params(domains=["blocksworld"], source="acpbench", max_states=100, min_states=0, problems=2,
+                          acpbench={"path": str(_fake_acpbench(tmp_path))})
+    layout = Layout(root=tmp_path / "data")
+    manifest = json.loads(acp.run_stage(params, layout).read_text())
+    assert manifest["problems"]["blocksworld"] == ["bwthree__a2", "bwthree__b1"]
+    summary = json.loads((layout.acp / "blocksworld" / "summary.json").read_text())
+    assert summary["source"] == "acpbench" and summary["domain_file"] == "blocksworld/domain.pddl"
+    assert [s["problem"] for s in summary["skipped"]] == ["bwfour__c3"]
+    assert "exceeds max_states=100" in summary["skipped"][0]["reason"]
+    assert [p["states"] for p in summary["per_problem"]] == [22, 22]
+    rec = acp.load_problem(layout.acp / "blocksworld" / "bwthree__a2.json.gz")
+    assert rec.generator["acpbench"] == "blocksworld/bwthree__a2.pddl" and len(rec.generator["sha256"]) == 16
+    # the published file is what was expanded, byte for byte
+    assert (layout.acp / "blocksworld" / "problems" / "bwthree__a2.pddl").read_text() == (
+        tmp_path / "acpbench" / "blocksworld" / "bwthree__a2.pddl").read_text()
+
+
+@pytest.mark.parametrize("acp_params, message", [
+    ({"source": "acpbench", "acpbench": {"path": "/no/such/acpbench"}}, r"acp\.acpbench\.path: /no/such/acpbench is not a folder"),
+    ({"source": "elsewhere"}, "acp.source must be one of generated, acpbench"),
+])
+def test_acpbench_source_bad_params_are_one_line(tmp_path, acp_params, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        acp.run_stage(_tiny_params(**acp_params), Layout(root=tmp_path / "data"))
+    assert "\n" not in str(info.value)
+
+
+def test_acpbench_source_names_a_missing_domain_folder(tmp_path):
+    params = _tiny_params(domains=["ferry"], source="acpbench", acpbench={"path": str(_fake_acpbench(tmp_path))})
+    with pytest.raises(ConfigError, match=r"'ferry' has no .*domain\.pddl.*\['blocksworld'\]"):
+        acp.run_stage(params, Layout(root=tmp_path / "data"))
+
+
+def test_acpbench_source_on_the_published_blocksworld(tmp_path):
+    """ACPBench's own Blocksworld: the 3- and 5-block problems fit 1,000 states, the 10- and 20-block
+    ones do not; the kept problems span both small object sets (Extrapolation needs two)."""
+    root = needs_shared("acpbench/pddl")
+    params = _tiny_params(domains=["blocksworld"], source="acpbench", max_states=1000, min_states=16, problems=4,
+                          acpbench={"path": str(root)})
+    params["acp"]["generators"]["blocksworld"] = {}
+    layout = Layout(root=tmp_path / "data")
+    acp.run_stage(params, layout)
+    summary = json.loads((layout.acp / "blocksworld" / "summary.json").read_text())
+    assert summary["problems"] == 4
+    assert {p["states"] for p in summary["per_problem"]} == {22, 866}

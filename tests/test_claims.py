@@ -207,3 +207,114 @@ def test_committed_params_carry_no_path_of_this_machine():
     out = portable_params(params)
     assert out["suites"]["satr"]["path"] == "../shared/benchmarks/satr"
     assert out["suites"]["own"]["path"] == "/data/elsewhere" and params["suites"]["satr"]["path"].startswith("/")
+
+
+# --------------------------------------------------------------------------------------------
+# Hit@k atoms (candidate-pool protocols) and gap atoms
+# --------------------------------------------------------------------------------------------
+
+HIT_CLAIM = """
+id: {id}
+paper: embedplan-latent-transitions
+where: Appendix A.7
+claim: Interpolation beats Extrapolation beats Cross-Domain.
+experiment:
+  methods: [mlp, untrained]
+  seeds: [13]
+cost: {{cpu_minutes: 5}}
+gate:
+  - {{better: [mlp, untrained], metric: hit@5, protocol: interpolation}}
+confirm:
+  all:
+    - {{better: [mlp, mlp], metric: hit@5, protocol: [interpolation, extrapolation]}}
+    - {{gap_at_most: [mlp, untrained, 0.05], metric: hit@5, protocol: cross_domain}}
+refute:
+  any:
+    - {{gap_at_least: [mlp, untrained, 0.05], metric: hit@5, protocol: cross_domain}}
+"""
+
+
+def _pool(method, protocol, domain, ranks, problems, seed=13, split="same domain"):
+    """One pool record: ``ranks`` per query, ``problems`` the problem name of each query."""
+    names = sorted(set(problems))
+    return rec(method, domain, split, "pool", seed, extra={
+        "task": "rank_successors", "protocol": protocol, "ranks": list(ranks), "problems": names,
+        "query_problem": [names.index(p) for p in problems]})
+
+
+def _hit_records(interp_hits: int, extrap_hits: int, cross_mlp: int, cross_untrained: int):
+    """Twelve problems p0..p11 of domain bw with 10 queries each per protocol (rank 0 = hit, 50 =
+    miss); interpolation: the first ``interp_hits`` queries of each problem hit, extrapolation the
+    first ``extrap_hits``; cross-domain (from gr) the first ``cross_*`` of each problem; the untrained
+    network never hits under interpolation."""
+    probs = [f"p{i}" for i in range(12) for _ in range(10)]
+    q = [i % 10 for i in range(120)]
+    out = [
+        _pool("mlp", "interpolation", "bw", [0 if j < interp_hits else 50 for j in q], probs),
+        _pool("untrained", "interpolation", "bw", [50] * 120, probs),
+        _pool("mlp", "extrapolation", "bw", [0 if j < extrap_hits else 50 for j in q], probs),
+        _pool("mlp", "cross_domain", "bw", [0 if j < cross_mlp else 50 for j in q], probs, split="from gr"),
+        _pool("untrained", "cross_domain", "bw", [0 if j < cross_untrained else 50 for j in q], probs,
+              split="from gr"),
+    ]
+    return out
+
+
+def test_hit_atoms_parse_with_a_protocol_per_side(tmp_path):
+    c = load_claim(_write(tmp_path, HIT_CLAIM, "hierarchy"))
+    first, gap = c.confirm.atoms()
+    assert first.is_hit and first.k == 5 and first.protocols == ("interpolation", "extrapolation")
+    assert first.label() == "better(mlp@interpolation, mlp@extrapolation) in Hit@5 on all domains"
+    assert gap.kind == "gap_at_most" and gap.threshold == 0.05 and gap.protocols == ("cross_domain",) * 2
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace("protocol: interpolation}", "split: interpolation}"), "needs a protocol"),
+    (lambda t: t.replace("protocol: interpolation}", "protocol: sideways}"), "unknown protocol sideways"),
+    (lambda t: t.replace("metric: hit@5, protocol: interpolation", "metric: hit@3, protocol: interpolation"),
+     "metric must be one of"),
+    (lambda t: t.replace("[mlp, untrained, 0.05], metric: hit@5, protocol: cross_domain}}\nrefute",
+                         "[mlp, untrained], metric: hit@5, protocol: cross_domain}}\nrefute"),
+     "two methods and a threshold"),
+])
+def test_malformed_hit_atom_is_one_line_naming_the_file(tmp_path, edit, message):
+    path = _write(tmp_path, edit(HIT_CLAIM), "hierarchy")
+    with pytest.raises(ConfigError, match=message) as info:
+        load_claim(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_hit_verdict_pairs_problems_across_protocols_and_tests_the_gap(tmp_path):
+    claim = load_claim(_write(tmp_path, HIT_CLAIM, "hierarchy"))
+    records = _hit_records(interp_hits=9, extrap_hits=4, cross_mlp=0, cross_untrained=0)
+    v = evaluate(claim, records, {})
+    assert v.blocks == {"gate": True, "confirm": True, "refute": False} and v.verdict == "confirmed"
+    order, gap = v.results["confirm"]
+    # two protocols: the twelve problems are the paired units (each 0.9 vs 0.4)
+    assert order.units == "problems" and order.test.n == 12 and order.test.a_better == 12
+    assert math.isclose(order.coverage["mlp@interpolation"].value, 0.9)
+    assert math.isclose(order.coverage["mlp@extrapolation"].value, 0.4)
+    assert gap.gap is not None and gap.gap.value == 0 and gap.gap.high <= 0.05 and gap.holds
+    assert "queries" in gap.describe() and "A - B" in gap.describe()
+    js = v.to_json()["atoms"]["confirm"][1]
+    assert js["units"] == "queries" and js["gap"]["high"] == 0
+
+
+def test_gap_at_least_refutes_when_the_whole_interval_is_above_the_margin(tmp_path):
+    claim = load_claim(_write(tmp_path, HIT_CLAIM, "hierarchy"))
+    records = _hit_records(interp_hits=9, extrap_hits=4, cross_mlp=5, cross_untrained=0)
+    v = evaluate(claim, records, {})
+    _, gap = v.results["confirm"]
+    assert not gap.holds and gap.gap.low >= 0.05
+    assert v.blocks["refute"] and v.verdict == "refuted"
+
+
+def test_pool_units_keep_the_cross_domain_source():
+    """Two sources of one test domain are two query lists, not one overwritten by the other."""
+    from planarena.report.sections.ranking import unit_scores
+
+    probs = ["p0"] * 4
+    records = [_pool("mlp", "cross_domain", "bw", [0, 0, 0, 0], probs, split="from gr"),
+               _pool("mlp", "cross_domain", "bw", [50, 50, 50, 50], probs, split="from fe")]
+    units = unit_scores(records, 5)[("mlp", "cross_domain")]
+    assert len(units) == 8 and sum(v[13] for v in units.values()) == 4
