@@ -318,3 +318,16 @@ def test_pool_units_keep_the_cross_domain_source():
                _pool("mlp", "cross_domain", "bw", [50, 50, 50, 50], probs, split="from fe")]
     units = unit_scores(records, 5)[("mlp", "cross_domain")]
     assert len(units) == 8 and sum(v[13] for v in units.values()) == 4
+
+
+def test_published_hit_values_are_checked_against_the_measured_interval(tmp_path):
+    from planarena.claims.run import published_check
+    from planarena.claims.verdict import HitMeasurements, Measurements
+
+    text = HIT_CLAIM + "published_metric: hit@5\npublished: {{extrapolation: {{mlp: 40}}, interpolation: {{mlp: 20}}}}\n"
+    claim = load_claim(_write(tmp_path, text, "hierarchy"))
+    records = _hit_records(interp_hits=9, extrap_hits=4, cross_mlp=0, cross_untrained=0)
+    rows = published_check(claim, Measurements(records, {}), 0, HitMeasurements(records))
+    by = {r["split"]: r for r in rows}
+    assert by["extrapolation (Hit@5)"]["inside"] and math.isclose(by["extrapolation (Hit@5)"]["measured"], 0.4)
+    assert not by["interpolation (Hit@5)"]["inside"]

@@ -24,7 +24,7 @@ import yaml
 
 from planarena.claims.spec import Claim
 from planarena import stats
-from planarena.claims.verdict import Measurements, Verdict, evaluate
+from planarena.claims.verdict import HitMeasurements, Measurements, Verdict, evaluate
 from planarena.config import ConfigError, Layout, deep_merge
 from planarena.core.io import atomic_write_text
 from planarena.core.problemset import ProblemSet
@@ -196,12 +196,27 @@ def _git_head() -> str:
         return "unknown"
 
 
-def published_check(claim: Claim, data: Measurements, seed: int = 0) -> list[dict]:
+def published_check(claim: Claim, data: Measurements, seed: int = 0, hits: HitMeasurements | None = None) -> list[dict]:
     """Each published value beside the measured cell: for a claim whose ``published`` maps
     ``{domain: {method: percent}}`` and names ``published_split``, the method's coverage on that
-    domain and split with its 95 % interval, and whether the published value lies inside it."""
+    domain and split with its 95 % interval; for one with ``published_metric: hit@k`` and
+    ``published`` of the shape ``{protocol: {method: percent}}``, the method's Hit@k under that
+    protocol (all domains; needs ``hits``); and whether the published value lies inside."""
+    metric = str(claim.extra.get("published_metric", "coverage")).lower()
     split = claim.extra.get("published_split")
     out = []
+    if metric.startswith("hit@") and hits is not None:
+        k = int(metric.partition("@")[2])
+        for protocol, values in claim.published.items():
+            for method, percent in (values.items() if isinstance(values, dict) else ()):
+                units = hits.units(method, protocol, k, None)
+                if not units:
+                    continue
+                iv = hits.interval(units, seed)
+                out.append({"domain": "all domains", "method": method, "split": f"{protocol} (Hit@{k})",
+                            "published": percent / 100, "measured": iv.value, "low": iv.low, "high": iv.high,
+                            "inside": bool(iv.low <= percent / 100 <= iv.high)})
+        return out
     if not split:
         return out
     for domain, values in claim.published.items():
@@ -264,8 +279,9 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     ``claim.md``, ``params.yaml`` (the workspace's) and ``report/`` (the workspace's leaderboard and
     detail pages, when it has them)."""
     seed = int((yaml.safe_load((work / "params.yaml").read_text()) or {}).get("seed", 0) or 0)
-    verdict = verdict_of(claim, work, seed)
-    checks = published_check(claim, measurements_of(work), seed)
+    records, index = _records_and_index(work)
+    verdict = evaluate(claim, records, index, seed)
+    checks = published_check(claim, Measurements(records, index), seed, HitMeasurements(records))
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
     commit = cost.get("commit") or _git_head()  # the code the run used (its last resumption)

@@ -9,8 +9,9 @@ A claim file holds, written before the run:
   ``params.yaml`` (what the experiment changes from the default profile);
 * ``cost``: expected CPU minutes on 2 cores (``cpu_minutes``) and whether a GPU helps (``gpu``);
 * ``published``: the paper's values, labelled (shown beside the measured ones, never mixed in); with
-  ``published_split`` and the shape ``{domain: {method: percent}}``, the page says whether each
-  lies inside the measured 95 % interval;
+  ``published_split`` and the shape ``{domain: {method: percent}}`` (coverage), or with
+  ``published_metric: hit@k`` and the shape ``{protocol: {method: percent}}``, the page says whether
+  each lies inside the measured 95 % interval;
 * ``gate``, ``confirm``, ``refute``: conditions (:class:`Condition`), evaluated from records only by
   :mod:`planarena.claims.verdict`.
 
