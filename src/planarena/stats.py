@@ -228,6 +228,15 @@ def paired_coverage(a: np.ndarray, b: np.ndarray, seed: int) -> PairedTest:
     return PairedTest("sign-flip permutation", n, a_better, b_better, diff, float(min(1.0, res.pvalue)))
 
 
+def _paired_units(a: Sequence[float], b: Sequence[float], who: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``a``, ``b`` as float arrays and their differences ``a - b``; ValueError naming ``who`` when
+    the lengths differ."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"{who}: {a.shape} vs {b.shape} units")
+    return a, b, a - b
+
+
 def paired_scores(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     """Wilcoxon signed-rank test of two methods' per-unit scores (Hit@k per query, plan quality
     per problem) on the same units, zero differences dropped (``zero_method="wilcox"``); exact
@@ -236,10 +245,7 @@ def paired_scores(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     Raises:
         ValueError: ``a`` and ``b`` differ in length.
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"paired_scores: {a.shape} vs {b.shape} units")
-    d = a - b
+    a, b, d = _paired_units(a, b, "paired_scores")
     n = len(d)
     a_better, b_better = int((d > 0).sum()), int((d < 0).sum())
     diff = float(d.mean()) if n else math.nan
@@ -258,10 +264,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], seed: int, resampl
     Raises:
         ValueError: ``a`` and ``b`` differ in length.
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"paired_difference: {a.shape} vs {b.shape} units")
-    d = a - b
+    _, _, d = _paired_units(a, b, "paired_difference")
     if d.size == 0:
         return Interval(math.nan, math.nan, math.nan, 0, 1, None, "bootstrap")
     rng = np.random.default_rng(seed)
