@@ -132,6 +132,14 @@ def test_problems_box_lists_only_real_problems():
     records.append(rec("pol", "bw", "validation", "v0", 14, "solved", validated=False, validator_reason="bad"))
     box = problems.box_lines(problems.analyse(records, plans, index, roles, ("schema-test",)))
     assert len(box) == 1 and "rejected by the validator" in box[0] and "`pol`" in box[0]
+    # a plan found in a learned domain and rejected by the true one measures the learned schema:
+    # expected (the schema table counts it), on the detail page, not in the box
+    records.append(rec("learned_search", "bw", "schema-test", "s1", 13, "solved", validated=False,
+                       validator_reason="wrong arity"))
+    p = problems.analyse(records, plans, index, roles, ("schema-test",))
+    box = problems.box_lines(p)
+    assert len(box) == 1 and "`pol`" in box[0]
+    assert "1 plan(s) found in learned domains (`schema-test`) rejected" in "\n".join(problems.render(p))
 
 
 def test_paired_tests_use_the_problems_both_rows_attempted():
