@@ -117,6 +117,34 @@ def test_at_least_thresholds_and_missing_records(tmp_path):
     assert r.test.test == "no records" and r.holds is False and v.verdict == "refuted"
 
 
+def test_seed_atoms_read_one_seed_and_fail_without_its_records(tmp_path):
+    text = CLAIM.replace("seeds: [13]", "seeds: [13, 14]").replace(
+        "- {{better: [delta, walk], split: validation}}",
+        "- {{at_least: [delta, 0.5], split: validation, seed: 13}}\n"
+        "  - {{at_least: [delta, 0.5], split: validation, seed: 14}}")
+    claim = load_claim(_write(tmp_path, text))
+    assert [a.label() for a in claim.gate.atoms()][1] == "at_least(delta, 0.5) on all domains/validation, seed 14"
+    records = _records(9, 1, delta_v=6)
+    # seed 14: delta solves only v0 on validation; seed 13 solves 6 of 10
+    records += [rec("delta", "bw", "validation", f"v{i}", 14, "solved" if i == 0 else "unsolved") for i in range(10)]
+    v = evaluate(claim, records, _index(records))
+    first, second = v.results["gate"]
+    assert first.coverage["delta"].value == 0.6 and first.holds
+    assert second.coverage["delta"].value == 0.1 and not second.holds and not v.blocks["gate"]
+    # a seed without records never holds, not even an at_most
+    text = text.replace("at_least: [delta, 0.5], split: validation, seed: 14", "at_most: [delta, 0.5], split: validation, seed: 15")
+    claim = load_claim(_write(tmp_path, text))
+    v = evaluate(claim, _records(9, 1, delta_v=6), _index(_records(9, 1, delta_v=6)))
+    assert v.results["gate"][1].holds is False
+
+
+def test_seed_of_an_atom_must_be_an_integer(tmp_path):
+    path = _write(tmp_path, CLAIM.replace("split: validation}}", "split: validation, seed: all}}"))
+    with pytest.raises(ConfigError, match="seed must be an integer") as info:
+        load_claim(path)
+    assert str(path) in str(info.value)
+
+
 def test_claim_params_overlay_methods_suite_and_seeds(tmp_path):
     from planarena.claims.run import REPO, claim_params
 

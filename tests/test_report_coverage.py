@@ -152,6 +152,41 @@ def test_horizon_ceiling_counts_held_out_problems_whose_optimal_plan_is_too_long
     assert horizon_ceiling(plans, index, {"fd": None}, ["fd"]) == []
 
 
+def test_cap_ceiling_counts_problems_the_object_and_token_caps_make_unsolvable_per_split():
+    """D6 of issue 31: a plan generator's object vocabulary and token cap are ceilings, stated per
+    held-out split like the horizon ceiling."""
+    from planarena.report.sections.coverage import cap_ceiling, plan_tokens
+
+    assert plan_tokens(["(pick b1 rooma left)", "(move rooma roomb)"]) == 4 + 3 + 1
+    index = {("gripper", "train"): {"t1"}, ("gripper", "validation"): {"v1"},
+             ("gripper", "extrapolation"): {"x1", "x2", "x3", "x4"}}
+    six = ["(pick b1 rooma left)", "(move rooma roomb)"] * 3   # 22 tokens with the end token
+    plans = [
+        {"domain": "gripper", "split": "train", "problem": "t1", "outcome": "solved", "optimal": True,
+         "objects": 99, "plan": six},                           # train: never counted
+        {"domain": "gripper", "split": "validation", "problem": "v1", "outcome": "solved", "optimal": True,
+         "objects": 6, "plan": six[:2]},                        # fits
+        {"domain": "gripper", "split": "extrapolation", "problem": "x1", "outcome": "solved", "optimal": True,
+         "objects": 70, "plan": six},                           # too many objects
+        {"domain": "gripper", "split": "extrapolation", "problem": "x2", "outcome": "solved", "optimal": True,
+         "objects": 10, "plan": six},                           # 22 tokens > 20
+        {"domain": "gripper", "split": "extrapolation", "problem": "x3", "outcome": "solved", "optimal": False,
+         "objects": 10, "plan": six},                           # unknown: not optimal, over the cap
+        {"domain": "gripper", "split": "extrapolation", "problem": "x4", "outcome": "solved", "optimal": False,
+         "objects": 10, "plan": six[:2]},                       # fits (a plan within the cap exists)
+    ]
+    lines = cap_ceiling(plans, index, {"gen": (64, 20), "enc": (64, None), "fd": (None, None)}, ["gen", "enc", "fd"])
+    assert lines == [
+        "Cap ceiling (`gen`): problems these caps make unsolvable by construction, per held-out split: "
+        "extrapolation: 2 of 4 (1 more than 64 objects; 1 an optimal plan of more than 20 tokens; 1 unknown "
+        "(no optimal plan within the cap found)); validation: 0 of 1 (0 more than 64 objects; 0 an optimal plan "
+        "of more than 20 tokens).",
+        "Cap ceiling (`enc`): problems these caps make unsolvable by construction, per held-out split: "
+        "extrapolation: 1 of 4 (1 more than 64 objects); validation: 0 of 1 (0 more than 64 objects).",
+    ]
+    assert cap_ceiling(plans, index, {"fd": (None, None)}, ["fd"]) == []
+
+
 def test_plan_quality_qs_and_qs_s():
     """QS / QS_S (symmetry-aware-transformers paper, Eq. 1-2) against the shortest known plan."""
     from planarena.report.sections.quality import best_lengths, quality_table

@@ -25,6 +25,7 @@ from planarena.methods.transformers.train import (  # noqa: E402
     PairBatches,
     TrainConfig,
     divergence_step,
+    fit,
     learning_rate,
     train_heuristic,
 )
@@ -131,6 +132,37 @@ def test_learning_rate_warms_up_then_decays():
     lrs = [learning_rate(s, cfg) for s in range(100)]
     assert lrs[0] < lrs[9] == pytest.approx(1e-3) and lrs[-1] == pytest.approx(1e-5, rel=0.05)
     assert all(a >= b for a, b in zip(lrs[10:], lrs[11:]))
+
+
+def test_warmup_and_divergence_window_scale_with_the_run():
+    """D3 / D4 of issue 31: a fraction below 1 scales with the run; 1 or more is a step count."""
+    short = TrainConfig(steps=30, warmup=0.05, window=0.02, lr=1e-3)
+    assert short.warmup_steps == 2 and short.window_steps == 1
+    assert learning_rate(0, short) == pytest.approx(5e-4) and learning_rate(1, short) == pytest.approx(1e-3)
+    assert TrainConfig(steps=160, warmup=0.05, window=0.02).window_steps == 3
+    # the paper profile's absolute warm-up, against a schedule longer than the run
+    paper = TrainConfig(steps=109_375, schedule_steps=500_000, warmup=2000)
+    assert paper.warmup_steps == 2000 and TrainConfig(steps=100, schedule_steps=1000, warmup=0.1).warmup_steps == 100
+    with pytest.raises(ValueError, match="transformers.train.warmup"):
+        TrainConfig(warmup=-0.1)
+
+
+def test_a_spike_that_stays_is_detected_in_a_short_run():
+    """With the old fixed window (25 steps x plateau 4) a 160-step run could only diverge on a NaN;
+    with ``window: 0.02`` a loss that jumps 100-fold at step 80 and stays is a divergence there."""
+    model = torch.nn.Linear(2, 1)
+    calls = []
+
+    def step_loss(rng):
+        calls.append(1)
+        base = (model.weight ** 2).sum() * 0 + 1.0
+        return base * (100.0 if len(calls) > 81 else 1.0 / len(calls))
+
+    res = fit(model, step_loss, TrainConfig(steps=160, warmup=0.05, window=0.02, plateau=4, eval_every=10**9), seed=0)
+    assert res.status == "diverged" and 78 <= res.diverged_at <= 84 and res.steps_run < 160
+    old = fit(torch.nn.Linear(2, 1), lambda rng: torch.tensor(1.0, requires_grad=True),
+              TrainConfig(steps=160, window=25, plateau=4, eval_every=10**9), seed=0)
+    assert old.status == "ok"
 
 
 def test_divergence_is_a_spike_that_stays_or_a_nan():

@@ -364,3 +364,71 @@ def test_a_loss_spike_or_nan_in_generator_training_is_recorded_with_its_step(pro
 
     res = fit(m, step_loss, cfg, seed=0, validate=lambda model: (0.0,))
     assert res.status == "diverged" and res.diverged_at == 6 and res.best_step == 4 and res.state is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Learning: a generator can fit one tiny problem (D7 of issue 31: "cannot learn" told apart from
+# "not trained enough")
+# ---------------------------------------------------------------------------------------------
+
+
+def _overfit(arch: str, problem, space, m: int = 3, steps: int = 600):
+    """A generator (d 32, 2 layers) trained without the contrastive loss on the tiny problem's
+    state space; returns (model, tokens, result, untrained weights, a fixed batch of pairs)."""
+    torch.manual_seed(0)
+    if arch == "encdec":
+        tokens = (AtomVocabulary.of_domain(problem, m), ActionVocabulary.of_domain(problem, m))
+        model = SATrEncDec(tokens[0].size, tokens[0].width, tokens[1].size,
+                           EncoderConfig(d=32, layers=2, heads=4, ff=64, k=8, token_dim=8))
+    else:
+        tokens = _plangpt_vocab(problem, space, m)
+        model = PlanGPT(tokens.size, PlanGPTConfig(d=32, layers=2, heads=4, ff=64, k=8, max_positions=128))
+    untrained = {k: v.clone() for k, v in model.state_dict().items()}
+    batches = PlanBatches(arch, tokens, [space])
+    cfg = TrainConfig(steps=steps, batch=16, lr=3e-3, warmup=0.05, contrastive=False, eval_every=10**9)
+    res = train_generator(model, batches, cfg, seed=0)
+    return model, tokens, res, untrained, batches.draw(64, np.random.default_rng(5))
+
+
+def test_the_encoder_decoder_overfits_one_tiny_problem_and_solves_it_greedily(problem, space):
+    """D7 of issue 31 ("cannot learn" told apart from "not trained enough"): trained by token
+    cross-entropy on one tiny problem's state space (every state with its optimal plans,
+    Rename-Both), the SATr encoder-decoder decodes valid plans greedily (Algorithm 1) under fresh
+    random renamings; the untrained model of the same seed solves none."""
+    from planarena.methods.transformers.train import teacher_forced
+
+    model, (atoms, actions), res, untrained, batch = _overfit("encdec", problem, space)
+    assert res.status == "ok" and np.mean(res.losses[-20:]) < 0.05 * np.mean(res.losses[:20])
+    model.eval()
+    with torch.no_grad():
+        accuracy, loss = teacher_forced(model, batch)
+    assert accuracy > 0.98 and loss < 0.1
+
+    def solved(state: dict) -> int:
+        model.load_state_dict(state)
+        model.eval().double()
+        problems = [problem] * 10
+        slots = [renaming([str(o) for o in problem.get_objects()], 3, np.random.default_rng(100 + i))
+                 for i in range(10)]
+        with torch.no_grad():
+            out = decode_plans(problems, EncDecAdapter(model, atoms, actions, problems, slots), "greedy", 60)
+        model.float()
+        return sum(r.outcome == "solved" and validate_plan(DOMAIN, PROBLEM, r.plan).valid for r in out)
+
+    assert solved(res.state) >= 7   # 8 of 10 at this seed; the misses stop at an inapplicable action
+    assert solved(untrained) == 0
+
+
+def test_plangpt_learns_the_tiny_problem_under_teacher_forcing(problem, space):
+    """PlanGPT's half of D7: the same budget takes its teacher-forced token accuracy from chance to
+    over 0.9 (it learns), although it does not yet decode the problem greedily at this budget
+    (600 steps; its learned positions and type-based renaming make it slower to fit)."""
+    from planarena.methods.transformers.train import teacher_forced
+
+    model, _, res, untrained, batch = _overfit("plangpt", problem, space)
+    model.eval()
+    with torch.no_grad():
+        trained = teacher_forced(model, batch)
+        model.load_state_dict(untrained)
+        before = teacher_forced(model, batch)
+    assert res.status == "ok" and trained[0] > 0.9 and before[0] < 0.3 and trained[1] < 0.25 * before[1]

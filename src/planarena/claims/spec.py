@@ -28,7 +28,9 @@ A condition is an atom or ``{all: [...]}`` / ``{any: [...]}`` of conditions. Ato
   the mean paired difference A - B lies at or below x / at or above x (an equivalence-style test:
   "within x of the floor" holds only when the data rule out a larger gap).
 
-``split`` is required; ``domain`` optional (all domains of the split together).
+``split`` is required; ``domain`` optional (all domains of the split together); ``seed`` optional
+(one evaluation seed's records only: "every seed solves at least x" is ``all`` of one ``at_least``
+per seed, "in at least 2 of 3 seeds" an ``any`` of the pairs).
 
 ``metric: hit@k`` (k of 1, 5, 10) makes an atom about the successor-ranking records of the candidate-
 pool protocols (:mod:`planarena.protocols.pool`) instead of coverage: ``protocol`` replaces
@@ -75,6 +77,7 @@ class Atom:
     threshold: float | None = None
     metric: str = "coverage"
     protocols: tuple[str, ...] = ()
+    seed: int | None = None
 
     @property
     def is_hit(self) -> bool:
@@ -97,7 +100,8 @@ class Atom:
             args = ", ".join(f"{m}@{p}" for m, p in self.sides())
             return f"{self.kind}({args}{thr}) in Hit@{self.k} on {self.domain or 'all domains'}"
         where = f"{self.domain or 'all domains'}/{self.split}"
-        return f"{self.kind}({', '.join(self.methods)}{thr}) on {where}"
+        seed = f", seed {self.seed}" if self.seed is not None else ""
+        return f"{self.kind}({', '.join(self.methods)}{thr}) on {where}{seed}"
 
 
 @dataclass(frozen=True)
@@ -162,7 +166,7 @@ def _atom(path: Path, node: Mapping) -> Atom:
     where = "protocol" if metric != "coverage" else "split"
     if where not in node:
         raise _fail(path, f"{kind}{args}: needs a {where}" + (" (the metric is Hit@k)" if where == "protocol" else ""))
-    unknown = set(node) - {kind, where, "domain", "metric"}
+    unknown = set(node) - {kind, where, "domain", "metric", "seed"}
     if unknown:
         raise _fail(path, f"{kind}{args}: unknown key(s) {', '.join(sorted(unknown))}")
     threshold = None
@@ -173,6 +177,9 @@ def _atom(path: Path, node: Mapping) -> Atom:
             raise _fail(path, f"{kind}: the threshold must be a fraction in [{low}, 1], got {threshold!r}")
         threshold = float(threshold)
     methods = tuple(str(a) for a in args[:n_methods])
+    seed = node.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or metric != "coverage"):
+        raise _fail(path, f"{kind}{args}: seed must be an integer evaluation seed (coverage atoms only), got {seed!r}")
     protocols: tuple[str, ...] = ()
     split = ""
     if metric == "coverage":
@@ -186,7 +193,7 @@ def _atom(path: Path, node: Mapping) -> Atom:
         if bad:
             raise _fail(path, f"{kind}{args}: unknown protocol {', '.join(bad)}; known: {', '.join(PROTOCOLS)}")
         split = protocols[0]
-    return Atom(kind, methods, split, node.get("domain"), threshold, metric, protocols)
+    return Atom(kind, methods, split, node.get("domain"), threshold, metric, protocols, seed)
 
 
 def _condition(path: Path, node: Any) -> Condition:

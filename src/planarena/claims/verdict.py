@@ -116,11 +116,13 @@ class Measurements:
         return [(d, s, p) for (d, s), probs in sorted(self.index.items())
                 if s == split and (domain is None or d == domain) for p in probs]
 
-    def matrix(self, method: str, split: str, domain: str | None) -> tuple[np.ndarray, np.ndarray]:
+    def matrix(self, method: str, split: str, domain: str | None,
+               seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(solved (problems, seeds), attempted (problems,))``; a method without records has no
-        seeds (shape ``(problems, 0)``)."""
+        seeds (shape ``(problems, 0)``); ``seed``: that evaluation seed's column only (none when
+        the method has no record of it)."""
         probs = self.problems(split, domain)
-        seeds = self.seeds.get(method, [])
+        seeds = [s for s in self.seeds.get(method, []) if seed is None or s == seed]
         mat = np.array([[(method, s, *p) in self.solved for s in seeds] for p in probs], dtype=float)
         tried = np.array([(method, *p) in self.tried for p in probs], dtype=bool)
         return mat.reshape(len(probs), len(seeds)), tried
@@ -211,7 +213,7 @@ def _measure(atom: Atom, data: Measurements, hits: HitMeasurements, seed: int):
     coverage = {}
     mats = []
     for m in atom.methods:
-        mat, tried = data.matrix(m, atom.split, atom.domain)
+        mat, tried = data.matrix(m, atom.split, atom.domain, atom.seed)
         mats.append((mat, tried))
         coverage[m] = stats.proportion_interval(mat, seed) if mat.shape[1] else stats.wilson(0, 0)
     if atom.kind not in PAIRED:

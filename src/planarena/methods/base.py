@@ -126,6 +126,12 @@ class ReportTraits:
         horizon: the most steps a plan of this method can have (a walk's or decoder's horizon), or
             None (no fixed limit, e.g. a search planner): the Coverage section says how many
             held-out problems need more steps than that (their optimal plans are longer).
+        max_objects: the most objects a problem may have for this method to read it (a fixed object
+            vocabulary), or None: the Coverage section counts, per held-out split, the problems
+            with more (unsolvable by construction).
+        max_tokens: the most tokens a generated plan may have (action name and arguments per
+            action, plus the end token), or None: the Coverage section counts, per held-out split,
+            the problems whose optimal plan needs more.
         floor_group: methods with the same non-empty group are read against the ``"floor"`` of that
             group (e.g. ``"WL encoding"``: the identity predictor of WL features): the pool
             summary gives each model's Hit@5 lift over it.
@@ -150,6 +156,8 @@ class ReportTraits:
     info: tuple[tuple[str, str], ...] = ()
     notes: tuple[tuple[str, str], ...] = ()
     horizon: int | None = None
+    max_objects: int | None = None
+    max_tokens: int | None = None
     floor_group: str = ""
     kind: str = "search"
     floor_kinds: tuple[str, ...] = ()

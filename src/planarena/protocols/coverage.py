@@ -138,5 +138,5 @@ def record(ctx: "EvalContext", entry: ProblemEntry, seed: int, res: Attempt, ela
         objects=entry.objects,
         config_hash=ctx.fingerprint,
         plan=res.plan,
-        extra={"task": TASK, "tasks": sorted(method.tasks), **ctx.train_facts, **res.extra},
+        extra={"task": TASK, "tasks": sorted(method.tasks), **ctx.record_facts(entry.domain, seed), **res.extra},
     )

@@ -155,6 +155,17 @@ class EvalContext:
     writer: JsonlWriter
     jobs: int = 0
     done: set = field(default_factory=set)
+    #: training wall seconds per unit, ``{"<domain>/seed<seed>": s}`` (the train log's
+    #: ``unit_times_s``): a record's ``train_time_s`` is its own model's, not the stage's total
+    unit_times: dict = field(default_factory=dict)
+
+    def record_facts(self, domain: str, seed: int) -> dict:
+        """:attr:`train_facts` for a record of (``domain``, ``seed``): ``train_time_s`` is the time
+        of the model that (domain, seed) decodes with when the train log names it per unit."""
+        unit = self.unit_times.get(f"{domain}/seed{seed}")
+        if isinstance(unit, (int, float)) and not isinstance(unit, bool) and "train_time_s" in self.train_facts:
+            return {**self.train_facts, "train_time_s": float(unit)}
+        return self.train_facts
 
     def __getstate__(self) -> dict:
         """What a worker of the executor receives (protocols' unit functions close over the
@@ -197,6 +208,7 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
             problems=ProblemSet(method.layout.problems) if needs_suite else None,
             fingerprint=fingerprint, train_info=train_info, train_facts=train_facts, kept=kept,
             writer=writer, jobs=method.jobs,
+            unit_times=timings.get("unit_times_s") if isinstance(timings.get("unit_times_s"), dict) else {},
             done={(_task(r), r["domain"], r["split"], r["problem"], r["seed"]) for r in kept},
         )
         for _, run in protocols:

@@ -19,8 +19,9 @@ full state space, or its reference plan where the space exceeds ``transformers.m
 facts record how many of each; ``max_states: null``, the paper profile, expands every one in
 full, Appendix C). The checkpoint kept is the best on the ``validation`` split by
 greedy coverage (Algorithm 1; Algorithm 4 for the encoder), then fewer problems at the token cap,
-fewer inapplicable, fewer malformed actions (Section E2's order; accuracy and loss are not
-computed), then the later step. The blocks of one (arch, contrastive) differ only in decoding, and
+fewer inapplicable, fewer malformed actions, then (plan generators) the teacher-forced token
+accuracy and L_pred on validation pairs (Section E2's six criteria, in its order), then the later
+step. The blocks of one (arch, contrastive) differ only in decoding, and
 one checkpoint serves every strategy (E2 selects with greedy decoding), so the model is trained
 once: the train stage stores it in a content-addressed cache (``data/cache/transformers/<key>``,
 key = the family's code, the ``transformers`` params, arch, loss, seeds and the data) and the
@@ -81,6 +82,10 @@ class Settings:
 #: states and plans and a batch size of 64 was used. The maximum number of epochs was set to 70,
 #: with a timeout of 12 hours"
 PAPER_EPOCHS, PAPER_EPOCH_SAMPLES, PAPER_BATCH = 70, 100_000, 64
+#: The shared model cache's file of training wall times (not copied into the model folder)
+TIMES = "train_times.json"
+#: Validation pairs scored for the accuracy / loss criteria of checkpoint selection (Section E2)
+VALIDATION_SAMPLES = 64
 #: TrainConfig's steps / batch where the params set none (planarena.methods.transformers.train)
 TRAIN_DEFAULTS = {"steps": 600, "batch": 32}
 
@@ -147,8 +152,12 @@ class SATr(Method):
         horizon = int(get(params, "transformers.horizon", 100)) if arch == "encoder" else None
         # the encoder is a learned heuristic followed greedily (Algorithm 4): a policy; the others
         # generate the plan token by token
+        t = get(params, "transformers", {}) or {}
+        max_objects = int(t.get("max_objects", 64))
+        max_tokens = None if arch == "encoder" else int(t.get("max_tokens", 500))
         return ReportTraits(role="model", variant=f"{TITLES.get(arch, arch)} {how} CL, {strategy}", info=info,
-                            horizon=horizon, kind="policy" if arch == "encoder" else "decoder",
+                            horizon=horizon, max_objects=max_objects, max_tokens=max_tokens,
+                            kind="policy" if arch == "encoder" else "decoder",
                             budget=_budget(arch, params), ablations=_ablations(cls, config, params))
 
     def __init__(self, name, config, params, layout):
@@ -257,12 +266,43 @@ class SATr(Method):
                  "train_states": sum(len(s.states) for s in spaces), "data_notes": notes}
         return spaces, facts
 
+    def _validation_batch(self, domain: str, seed: int, tokens) -> dict | None:
+        """A fixed batch of renamed (state, plan) pairs from the validation problems' reference plans
+        (every state of each plan, with its plan suffix, at most ``VALIDATION_SAMPLES``; seeded), for
+        the accuracy and loss criteria; None without reference plans of the validation split (the
+        ``plan`` stage's ``planners.splits`` lacks it) or for the encoder."""
+        from planarena.core.trajectories import load_trajectories
+        from planarena.methods.transformers.batches import PlanBatches
+        from planarena.methods.transformers.data import trajectory_space
+
+        if self.arch == "encoder":
+            return None
+        spaces = []
+        for traj in load_trajectories(self.layout.trajectories, domain, "validation"):
+            if traj.actions:
+                entry = next(e for e in self.ps.select(domain=domain, split="validation") if e.problem == traj.problem)
+                problem = load_problem(str(self.ps.domain_file(domain)), str(self.ps.problem_file(entry)))
+                if len(problem.get_objects()) <= self.settings().max_objects:
+                    spaces.append(trajectory_space(traj, [str(o) for o in problem.get_objects()]))
+        if not spaces:
+            return None
+        rng = np.random.default_rng(derive_seed(seed, "satr-validation-batch", domain))
+        n = min(VALIDATION_SAMPLES, sum(len(s.states) for s in spaces))
+        return PlanBatches(self.arch, tokens, spaces).draw(n, rng)
+
     def _validator(self, domain: str, seed: int, tokens):
-        """``validate(model) -> score tuple`` on the domain's validation split (greedy decoding;
-        E2's order), or None without validation problems."""
+        """``validate(model) -> score tuple`` on the domain's validation split, higher is better, in
+        Section E2's order: greedy coverage, then fewer problems at the token cap, fewer with an
+        inapplicable action, fewer with a malformed action, then (plan generators with validation
+        reference plans) teacher-forced token accuracy and lower L_pred on a fixed batch of
+        validation pairs (:func:`~planarena.methods.transformers.train.teacher_forced`). None
+        without validation problems."""
+        from planarena.methods.transformers.train import teacher_forced
+
         problems = self._problems(domain, "validation")
         if not problems:
             return None
+        batch = self._validation_batch(domain, seed, tokens)
 
         def validate(model) -> tuple:
             results = self._plan(model, tokens, problems, seed, [float("inf")] * len(problems), "greedy")
@@ -272,7 +312,10 @@ class SATr(Method):
             capped = sum(("token_cap" in f) or ("horizon" in f) for f in fail) / n
             invalid = sum("inapplicable" in f for f in fail) / n
             malformed = sum("malformed" in f for f in fail) / n
-            return (solved, -capped, -invalid, -malformed)
+            if batch is None:
+                return (solved, -capped, -invalid, -malformed)
+            accuracy, loss = teacher_forced(model, batch)
+            return (solved, -capped, -invalid, -malformed, round(accuracy, 6), -round(loss, 6))
 
         return validate
 
@@ -294,9 +337,12 @@ class SATr(Method):
         kept checkpoint, parameters, training data), or a copy from the shared model cache."""
         cache = self.layout.cache / "transformers" / self._train_key()
         if (cache / "facts.json").exists():
-            shutil.copytree(cache, model_dir, dirs_exist_ok=True)
+            shutil.copytree(cache, model_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns(TIMES))
             facts = json.loads((cache / "facts.json").read_text())
-            return {"trained": True, "from_cache": cache.name, "models": _statuses(facts)}
+            # every row decoding the shared model shows that model's training time (the row that
+            # trained it is not charged alone); the train log keeps it, train.json stays time-free
+            times = json.loads((cache / TIMES).read_text()) if (cache / TIMES).exists() else {}
+            return {"trained": True, "from_cache": cache.name, "models": _statuses(facts), **times}
 
         def fit(unit: tuple[str, int]) -> dict:
             import torch
@@ -335,9 +381,11 @@ class SATr(Method):
         tmp = cache.with_name(cache.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(model_dir, tmp, ignore=shutil.ignore_patterns("train.json"))
+        timing = {"unit_times_s": times, "train_time_s": round(sum(t or 0.0 for t in times.values()), 3)}
+        atomic_write_json(tmp / TIMES, timing)
         shutil.rmtree(cache, ignore_errors=True)
         tmp.rename(cache)
-        return {"trained": True, "models": _statuses(facts), "unit_times_s": times}
+        return {"trained": True, "models": _statuses(facts), **timing}
 
     def load(self, model_dir: Path) -> None:
         self.model_dir = Path(model_dir)

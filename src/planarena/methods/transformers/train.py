@@ -49,19 +49,38 @@ class TrainConfig:
     batch: int = 32
     lr: float = 1e-3
     min_lr: float = 1e-5
-    warmup: int = 50
+    warmup: float = 50
     weight_decay: float = 0.1
     contrastive: bool = True
     weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
     rename_one: bool = True
     eval_every: int = 200
-    window: int = 25
+    window: float = 25
     spike: float = 10.0
     plateau: int = 4
 
     def __post_init__(self) -> None:
         if self.schedule_steps is not None and int(self.schedule_steps) < 1:
             raise ValueError(f"transformers.train.schedule_steps must be >= 1 or null, got {self.schedule_steps}")
+        for key in ("warmup", "window"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"transformers.train.{key} must be a step count (>= 1) or a fraction of the run "
+                                 f"(< 1), got {value!r}")
+
+    @property
+    def warmup_steps(self) -> int:
+        """Warm-up steps: ``warmup`` when it is >= 1, else that fraction of :attr:`schedule_length`
+        (rounded; 0 means none)."""
+        w = self.warmup
+        return int(w) if w >= 1 else int(round(w * self.schedule_length))
+
+    @property
+    def window_steps(self) -> int:
+        """Steps per divergence window: ``window`` when it is >= 1, else that fraction of ``steps``
+        (at least 1)."""
+        w = self.window
+        return int(w) if w >= 1 else max(1, int(round(w * self.steps)))
 
     @property
     def schedule_length(self) -> int:
@@ -70,12 +89,13 @@ class TrainConfig:
 
 
 def learning_rate(step: int, cfg: TrainConfig) -> float:
-    """The learning rate of optimiser step ``step`` (0-based): linear warm-up over ``cfg.warmup``
-    steps, then cosine decay from ``cfg.lr`` to ``cfg.min_lr`` at step ``cfg.schedule_length``
-    (``schedule_steps``, else ``steps``; Appendix E), ``cfg.min_lr`` after it."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    t = min(1.0, (step - cfg.warmup) / max(1, cfg.schedule_length - cfg.warmup))
+    """The learning rate of optimiser step ``step`` (0-based): linear warm-up over
+    ``cfg.warmup_steps`` steps, then cosine decay from ``cfg.lr`` to ``cfg.min_lr`` at step
+    ``cfg.schedule_length`` (``schedule_steps``, else ``steps``; Appendix E), ``cfg.min_lr`` after it."""
+    warmup = cfg.warmup_steps
+    if step < warmup:
+        return cfg.lr * (step + 1) / warmup
+    t = min(1.0, (step - warmup) / max(1, cfg.schedule_length - warmup))
     return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * t))
 
 
@@ -134,6 +154,7 @@ def fit(model, step_loss: Callable[[np.random.Generator], torch.Tensor], cfg: Tr
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999), weight_decay=cfg.weight_decay)
     start = time.perf_counter()
     res = TrainResult("ok", 0)
+    window = cfg.window_steps
 
     def checkpoint(step: int) -> None:
         model.eval()
@@ -158,8 +179,8 @@ def fit(model, step_loss: Callable[[np.random.Generator], torch.Tensor], cfg: Tr
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        if (step + 1) % cfg.window == 0:
-            at = divergence_step(res.losses, cfg.window, cfg.spike, cfg.plateau)
+        if (step + 1) % window == 0:
+            at = divergence_step(res.losses, window, cfg.spike, cfg.plateau)
             if at is not None:
                 res.status, res.diverged_at = "diverged", at
                 break
@@ -209,6 +230,27 @@ def generator_losses(model, batch: dict, cfg: TrainConfig, k: int) -> torch.Tens
     return loss
 
 
+def teacher_forced(model, batch: dict) -> tuple[float, float]:
+    """``(accuracy, loss)`` of a plan generator on one fixed batch of renamed pairs (a
+    :meth:`PlanBatches.draw` dict), both copies: the fraction of real target tokens whose argmax is
+    the target (teacher forcing), and their mean token cross-entropy (L_pred, nats per token; the
+    contrastive terms are left out so that models with and without them compare). Section E2's
+    last two checkpoint criteria, "Accuracy between the predicted and sampled plans" and "Loss"
+    (symmetry-aware-transformers.txt lines 609-611); the paper does not say which loss: L_pred is
+    the choice here."""
+    dev = next(model.parameters()).device
+    dtype = next(model.parameters()).dtype
+    batch = {k: tuple(x.to(dev) for x in v) if isinstance(v, tuple) else v.to(dev) for k, v in batch.items()}
+    weight = batch["target_mask"].to(dtype)
+    hits = loss = 0.0
+    for out, tgt in ((model(*batch["a"]), batch["target"][0]), (model(*batch["b"]), batch["target"][1])):
+        ce = torch.nn.functional.cross_entropy(out.logits.flatten(0, 1), tgt.flatten(), reduction="none")
+        loss += float((ce * weight.flatten()).sum())
+        hits += float(((out.logits.argmax(-1) == tgt).to(dtype) * weight).sum())
+    n = 2 * float(weight.sum())
+    return (hits / n, loss / n) if n else (0.0, math.inf)
+
+
 def train_generator(model, batches: "PlanBatches", cfg: TrainConfig, seed: int,
                     validate: Callable[[Any], tuple] | None = None) -> TrainResult:
     """Train a plan generator (:class:`~planarena.methods.transformers.decoders.SATrEncDec` or
@@ -219,4 +261,4 @@ def train_generator(model, batches: "PlanBatches", cfg: TrainConfig, seed: int,
 
 
 __all__ = ["PairBatches", "PlanBatches", "TrainConfig", "TrainResult", "divergence_step", "fit", "generator_losses",
-           "learning_rate", "train_generator", "train_heuristic"]
+           "learning_rate", "teacher_forced", "train_generator", "train_heuristic"]

@@ -268,6 +268,65 @@ def horizon_ceiling(
     return out
 
 
+def plan_tokens(plan: Sequence[str]) -> int:
+    """Tokens of ``plan`` (action texts such as ``"(pick ball1 rooma left)"``) as a plan generator
+    writes it: the action name and one token per argument for each action, then the end token."""
+    return sum(len(a.strip().strip("()").split()) for a in plan) + 1
+
+
+def cap_ceiling(
+    plan_records: Iterable[Mapping],
+    index: Mapping[tuple[str, str], Iterable[str]],
+    caps: Mapping[str, tuple[int | None, int | None]],
+    ran: Iterable[str],
+) -> list[str]:
+    """Sentences stating, per distinct ``(max_objects, max_tokens)`` of the methods in ``ran``
+    (``caps``: method -> its :attr:`ReportTraits.max_objects` / ``max_tokens``) and per held-out
+    split of ``index``, how many problems those caps make unsolvable by construction: more objects
+    than the object vocabulary (the problem's ``objects`` in its plan record), or an optimal plan
+    (A*+LM-cut) of more tokens than the cap (:func:`plan_tokens`). Problems with no optimal plan
+    whose best known plan needs more tokens are counted apart as unknown. Empty when no method has
+    a cap."""
+    by_cap: dict[tuple, list[str]] = defaultdict(list)
+    for m in ran:
+        cap = tuple(caps.get(m) or (None, None))
+        if any(c is not None for c in cap):
+            by_cap[cap].append(m)
+    if not by_cap:
+        return []
+    plans = {(r.get("domain"), r.get("split"), r.get("problem")): r for r in plan_records}
+    splits = sorted({s for (_, s) in index if is_held_out(s)})
+    out = []
+    for (max_obj, max_tok), methods in sorted(by_cap.items(), key=lambda kv: str(kv[0])):
+        parts = []
+        for split in splits:
+            keys = [(d, s, p) for (d, s), probs in index.items() if s == split for p in probs]
+            objects = tokens = unknown = 0
+            for key in keys:
+                r = plans.get(key) or {}
+                if max_obj is not None and r.get("objects") is not None and int(r["objects"]) > max_obj:
+                    objects += 1
+                    continue
+                if max_tok is None:
+                    continue
+                plan = r.get("plan") if r.get("outcome") == "solved" else None
+                need = plan_tokens(plan) if plan else None
+                if need is not None and r.get("optimal") and need > max_tok:
+                    tokens += 1
+                elif need is None or (not r.get("optimal") and need > max_tok):
+                    unknown += 1
+            what = [f"{objects} more than {max_obj} objects"] if max_obj is not None else []
+            if max_tok is not None:
+                what.append(f"{tokens} an optimal plan of more than {max_tok} tokens")
+                if unknown:
+                    what.append(f"{unknown} unknown (no optimal plan within the cap found)")
+            parts.append(f"{split}: {objects + tokens} of {len(keys)} ({'; '.join(what)})")
+        names = ", ".join(f"`{m}`" for m in methods)
+        out.append(f"Cap ceiling ({names}): problems these caps make unsolvable by construction, per held-out "
+                   f"split: {'; '.join(parts)}.")
+    return out
+
+
 DESCRIPTION = (
     "Fraction of instances solved **and** accepted by the independent validator: mean ± "
     "population std (ddof=0) over seeds, n = instances; instances without a record count as "
