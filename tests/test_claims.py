@@ -138,6 +138,23 @@ def test_seed_atoms_read_one_seed_and_fail_without_its_records(tmp_path):
     assert v.results["gate"][1].holds is False
 
 
+def test_claim_page_reports_the_largest_problem_solved_per_seed(tmp_path):
+    from planarena.claims.run import largest_solved, render_page
+    from planarena.claims.verdict import Measurements
+
+    claim = load_claim(_write(tmp_path, CLAIM.replace("published: {{delta: 0.9, state: 0.4}}",
+                                                      "published_split: extrapolation")))
+    records = [rec("delta", "bw", "extrapolation", f"x{i}", 13, "solved" if i < 3 else "unsolved", size=10 + i)
+               for i in range(10)]
+    records += [rec("state", "bw", "extrapolation", f"x{i}", 13, "unsolved", size=10 + i) for i in range(10)]
+    rows = largest_solved(claim, Measurements(records, _index(records)))
+    assert rows == [{"method": "delta", "domain": "bw", "split": "extrapolation", "largest": {13: 12}, "problems": 10},
+                    {"method": "state", "domain": "bw", "split": "extrapolation", "largest": {13: None},
+                     "problems": 10}]
+    page = render_page(claim, evaluate(claim, records, _index(records)), {}, "abc", [], rows)
+    assert "| bw | `delta` | extrapolation | 13: 12 | 10 |" in page and "13: none" in page
+
+
 def test_seed_of_an_atom_must_be_an_integer(tmp_path):
     path = _write(tmp_path, CLAIM.replace("split: validation}}", "split: validation, seed: all}}"))
     with pytest.raises(ConfigError, match="seed must be an integer") as info:

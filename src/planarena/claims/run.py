@@ -233,7 +233,30 @@ def published_check(claim: Claim, data: Measurements, seed: int = 0, hits: HitMe
     return out
 
 
-def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks: list[dict] = ()) -> str:
+def largest_solved(claim: Claim, data: Measurements) -> list[dict]:
+    """Per method of the claim and domain, on the claim's ``published_split`` (the split its claim is
+    about): the largest problem size solved in each seed (the suite's size parameter, e.g. balls;
+    None: nothing solved) and how many problems that split has. Empty without ``published_split``."""
+    split = claim.extra.get("published_split")
+    if not split:
+        return []
+    out = []
+    domains = sorted({d for (d, s) in data.index if s == split})
+    for method in claim.methods:
+        for domain in domains:
+            per_seed = {}
+            for seed in data.seeds.get(method, []):
+                sizes = [r.size for r in data.latest if r.method == method and r.seed == seed and r.domain == domain
+                         and r.split == split and r.counts_as_solved and r.size is not None]
+                per_seed[seed] = max(sizes) if sizes else None
+            if per_seed:
+                out.append({"method": method, "domain": domain, "split": split, "largest": per_seed,
+                            "problems": len(data.index.get((domain, split), ()))})
+    return out
+
+
+def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks: list[dict] = (),
+                largest: list[dict] = ()) -> str:
     """The claim's page (markdown): the claim, the pre-registered conditions, each measured atom with
     its interval and test, the published values, the verdict, the cost and the commit."""
     lines = [f"# Claim `{claim.id}`: **{verdict.verdict}**", "",
@@ -262,6 +285,13 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
     elif claim.published:
         lines += ["## Published values (the paper's, for reference)", ""]
         lines += [f"- {k}: {v}" for k, v in claim.published.items()] + [""]
+    if largest:
+        lines += ["## Largest problem solved, per seed", "",
+                  "| domain | method | split | largest size solved, per seed | problems |", "|---|---|---|---|---|"]
+        lines += [f"| {r['domain']} | `{r['method']}` | {r['split']} | "
+                  + ", ".join(f"{s}: {'none' if v is None else v}" for s, v in r["largest"].items())
+                  + f" | {r['problems']} |" for r in largest]
+        lines.append("")
     if claim.notes:
         lines += ["## Notes", "", claim.notes, ""]
     lines += ["Verdict rule: the gate first (fails: inconclusive); then confirmed if the confirm condition "
@@ -281,7 +311,9 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     seed = int((yaml.safe_load((work / "params.yaml").read_text()) or {}).get("seed", 0) or 0)
     records, index = _records_and_index(work)
     verdict = evaluate(claim, records, index, seed)
-    checks = published_check(claim, Measurements(records, index), seed, HitMeasurements(records))
+    data = Measurements(records, index)
+    checks = published_check(claim, data, seed, HitMeasurements(records))
+    largest = largest_solved(claim, data)
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
     commit = cost.get("commit") or _git_head()  # the code the run used (its last resumption)
@@ -289,9 +321,10 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     out.mkdir(parents=True, exist_ok=True)
     data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
             "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
-            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "published_check": checks}
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "published_check": checks,
+            "largest_solved": largest}
     atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
-    atomic_write_text(out / "claim.md", render_page(claim, verdict, cost, commit, checks))
+    atomic_write_text(out / "claim.md", render_page(claim, verdict, cost, commit, checks, largest))
     atomic_write_text(out / "params.yaml", yaml.safe_dump(portable_params(yaml.safe_load((work / "params.yaml").read_text())),
                                                           sort_keys=False, width=120))
     if (work / "reports" / "leaderboard.md").exists():
@@ -301,5 +334,5 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     return verdict
 
 
-__all__ = ["DEFAULT_WORK", "claim_params", "measurements_of", "portable_params", "prepare", "published_check", "render_page", "run",
+__all__ = ["DEFAULT_WORK", "claim_params", "largest_solved", "measurements_of", "portable_params", "prepare", "published_check", "render_page", "run",
            "verdict_of", "write_page"]

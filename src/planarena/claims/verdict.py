@@ -17,6 +17,8 @@ have (two protocols: each problem's mean Hit@k over its queries, seeds and train
 
 from __future__ import annotations
 
+import math
+
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from typing import Iterable, Mapping
@@ -50,6 +52,8 @@ class AtomResult:
         """One line: the atom, each side's ``value [low, high] k/N`` (coverage) or ``value [low,
         high] n queries`` (Hit@k), the test, the gap interval, and the outcome."""
         def cell(m: str, iv: stats.Interval) -> str:
+            if not iv.n or math.isnan(iv.value):
+                return f"`{m}` no records"
             count = (f"{iv.n} queries x {iv.runs} seeds" if self.atom.is_hit
                      else f"{round(iv.value * iv.n * iv.runs)}/{iv.n * iv.runs}")
             return f"`{m}` {iv.value:.2f} {stats.format_interval(iv)} {count}"
