@@ -11,7 +11,7 @@ from conftest import only_domains
 pytest.importorskip("torch")
 
 from planarena.core.io import read_jsonl  # noqa: E402
-from planarena.core.problemset import ProblemSet  # noqa: E402
+from planarena.core.problemset import ProblemEntry, ProblemSet  # noqa: E402
 from planarena.core.validation import validate_plan  # noqa: E402
 from planarena.datasets.suites import run_stage as generate  # noqa: E402
 from planarena.runner.stages import run_evaluate_stage, run_train_stage  # noqa: E402
@@ -129,6 +129,50 @@ def test_plan_generators_train_once_per_model_and_decode_with_each_strategy(suit
                 assert r["extra"]["failure"] not in ("inapplicable", "malformed", "eos_before_goal")
             if r["outcome"] == "solved":
                 assert r["validated"]
+    # every row decoding the shared model is charged that model's training time, per (domain, seed)
+    times = {s: {(r["domain"], r["seed"]): r["extra"]["train_time_s"]
+                 for r in read_jsonl(layout.results / f"{n}.jsonl") if r["domain"] == "gripper"}
+             for s, n in names.items()}
+    assert times["greedy"] == times["applicable"] == times["regrounding"]
+    assert all(t > 0 for t in times["greedy"].values()) and len(times["greedy"]) == 2
+
+
+def test_train_problems_keeps_the_k_smallest_training_problems_and_its_own_model(suite):
+    """``methods.<m>.train_problems: k`` (Method.training_problems): the k smallest training
+    problems (objects, then name), nested in k; a model of its own (not the cache of the full
+    training set); a bad value is one line naming the block."""
+    from planarena.config import ConfigError
+    from planarena.runner.stages import build_method
+
+    params, layout = suite
+    params = json.loads(json.dumps(params))
+    params["transformers"]["max_states"] = 5000
+    params["methods"]["few"] = {"method": "satr", "arch": "encdec", "contrastive": False, "decoding": "greedy",
+                                "train_problems": 1}
+    params["methods"]["all"] = {"method": "satr", "arch": "encdec", "contrastive": False, "decoding": "greedy"}
+    few, every = build_method("few", params, layout), build_method("all", params, layout)
+    assert few._train_key() != every._train_key()
+
+    class Suite:  # four training problems, listed out of size order
+        entries = [ProblemEntry("d", "train", p, f"d/train/{p}.pddl", "n", n, n, None, "test")
+                   for p, n in (("p8", 8), ("p2", 2), ("p6b", 6), ("p6a", 6))]
+
+        def select(self, domain, split):
+            return [e for e in self.entries if e.split == split]
+
+    for k, want in ((1, ["p2"]), (2, ["p2", "p6a"]), (3, ["p2", "p6a", "p6b"]), (9, ["p2", "p6a", "p6b", "p8"])):
+        few.config["train_problems"], few._ps = k, Suite()
+        assert [e.problem for e in few.training_problems("d")] == want
+    every._ps = Suite()
+    assert [e.problem for e in every.training_problems("d")] == ["p8", "p2", "p6b", "p6a"]  # no cut: the set's order
+    few.config["train_problems"] = 1
+    info = run_train_stage(params, layout, "few")
+    assert info["status"] == "ok" and "from_cache" not in info
+    facts = json.loads((layout.models / "few" / "facts.json").read_text())["domains"]["gripper"]["seed13"]
+    assert facts["train_problems"] == 1
+    params["methods"]["few"]["train_problems"] = 0
+    with pytest.raises(ConfigError, match="methods.few.train_problems"):
+        build_method("few", params, layout).training_problems("gripper")
 
 
 def test_device_param_names_itself_when_it_cannot_be_used(suite):

@@ -278,6 +278,27 @@ class Method:
             self._ps = ProblemSet(self.layout.problems)
         return self._ps
 
+    def training_problems(self, domain: str) -> list:
+        """The train-split entries of ``domain`` this method learns from: every one, or with the
+        block's ``train_problems: k`` the ``k`` smallest (object count, then name; without it, all in
+        the problem set's order), so that the
+        subsets of k = 1, 2, 4 are nested (a sample-efficiency curve, e.g. the state-centric
+        paper's "fewer training instances" claim). Families that learn from the train split read
+        it through this method.
+
+        Raises:
+            ConfigError: ``train_problems`` is not a positive integer (names the block).
+        """
+        from planarena.config import ConfigError
+
+        entries = list(self.ps.select(domain=domain, split="train"))
+        k = self.config.get("train_problems")
+        if k is None:
+            return entries  # in the problem set's order
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigError(f"params: methods.{self.name}.train_problems must be a positive integer or null, got {k!r}")
+        return sorted(entries, key=lambda e: (e.objects, e.problem))[:k]
+
     def seeds(self) -> list[int]:
         """The seeds this method runs: its block's ``seeds`` or ``evaluation.seeds``; a method that
         is not :attr:`stochastic` runs the first only."""

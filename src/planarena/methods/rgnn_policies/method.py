@@ -117,7 +117,7 @@ class RGNNPolicy(Method):
           training, as the paper's Table 8 (69 train + 30 validation per IPC domain); never a test
           problem.
         """
-        train = list(self.ps.select(domain=domain, split="train"))
+        train = self.training_problems(domain)
         val = list(self.ps.select(domain=domain, split="validation"))
         if val:
             if "validation" in (self.config.get("splits") or ()):

@@ -350,7 +350,10 @@ class StateCentric(Method):
         data: dict[str, dict[str, list]] = {}
         for domain in self.ps.domains:
             enc = self.encoder(domain)
-            data[domain] = {split: [enc.trajectory(t) for t in load_trajectories(self.layout.trajectories, domain, split)]
+            # the block's train_problems (Method.training_problems) may keep the k smallest only
+            keep = {e.problem for e in self.training_problems(domain)}
+            data[domain] = {split: [enc.trajectory(t) for t in load_trajectories(self.layout.trajectories, domain, split)
+                                    if split != "train" or t.problem in keep]
                             for split in ("train", "validation")}
             dom_facts: dict[str, Any] = {"dim": enc.dim, "train_trajectories": len(data[domain]["train"]),
                                          "validation_trajectories": len(data[domain]["validation"])}

@@ -249,7 +249,7 @@ class SATr(Method):
         max_states = self.settings().max_states
         plans = {t.problem: t for t in load_trajectories(self.layout.trajectories, domain, "train")}
         spaces, notes = [], []
-        for e in self.ps.select(domain=domain, split="train"):
+        for e in self.training_problems(domain):
             try:
                 spaces.append(expand(self.ps.domain_file(domain), self.ps.problem_file(e), max_states))
             except Exception as exc:  # SkipProblem (too large, unsolvable): fall back to the reference plan
@@ -324,6 +324,7 @@ class SATr(Method):
         from planarena.runner.inputs import code_fingerprint, folder_hash
 
         return stable_hash({"arch": self.arch, "contrastive": self.contrastive, "seeds": self.seeds(),
+                            "train_problems": self.config.get("train_problems"),
                             "transformers": get(self.params, "transformers", {}),
                             "code": code_fingerprint(["planarena.methods.transformers.method",
                                                       "planarena.methods.transformers.train",

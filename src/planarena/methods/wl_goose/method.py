@@ -257,6 +257,12 @@ class WLGoose(Method):
             raise ValueError(f"{npz}: the cached WL rows do not match {self.layout.trajectories / domain}/train.jsonl "
                              "(stale embeddings); rerun `dvc repro embed_wl`")
         y = plan_labels(traj_index, step)
+        keep = {e.problem for e in self.training_problems(domain)}   # the block's train_problems
+        if len(keep) < len(trajs):
+            rows = np.isin(traj_index, [i for i, t in enumerate(trajs) if t.problem in keep])
+            x, y, trajs = x[rows], y[rows], [t for t in trajs if t.problem in keep]
+            if x.shape[0] == 0:
+                return {"status": "no data", "reason": f"no train trajectory among train_problems of {domain}"}
         w, b = fit_ridge(x, y, self.alpha)
         pred = x.astype(np.float64) @ w + b
         ss_tot = float(((y - y.mean()) ** 2).sum())
