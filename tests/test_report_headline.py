@@ -87,6 +87,18 @@ def test_rows_grouped_by_kind_and_best_tier_within_kind():
     assert frame.loc[frame.method == "pol", "validation (n=10)"].iloc[0].startswith("**0.80")
 
 
+def test_the_split_a_row_selected_its_checkpoint_on_is_marked():
+    records = (_plans("pol", "validation", {"v0"}) + _plans("pol", "extrapolation", {"x0"})
+               + _plans("weak", "validation", {"v0"}) + _plans("weak", "extrapolation", set()))
+    [t] = _tables(records)
+    traits = {**TRAITS, "pol": ReportTraits(kind="policy", budget=BUDGET, selected_on="validation")}
+    frame = headline.render_table(t, traits).set_index("method")
+    assert frame.loc["pol", "validation (n=10)"].endswith(f"1/10** {headline.SELECTED}")
+    assert headline.SELECTED not in frame.loc["pol", "extrapolation (n=10)"]
+    assert headline.SELECTED not in frame.loc["weak", "validation (n=10)"]
+    assert headline.SELECTED in headline.DESCRIPTION
+
+
 def test_nothing_bold_when_the_best_solves_nothing():
     records = _plans("pol", "validation", set()) + _plans("weak", "validation", set())
     [t] = _tables(records)

@@ -132,6 +132,9 @@ class ReportTraits:
         max_tokens: the most tokens a generated plan may have (action name and arguments per
             action, plus the end token), or None: the Coverage section counts, per held-out split,
             the problems whose optimal plan needs more.
+        selected_on: the split on which the method picks its checkpoint (e.g. ``"validation"``: the
+            symmetry-aware transformers score checkpoints there, as their paper does), or ``""``:
+            the front page marks that split's cells of the row, which are then not held-out numbers.
         floor_group: methods with the same non-empty group are read against the ``"floor"`` of that
             group (e.g. ``"WL encoding"``: the identity predictor of WL features): the pool
             summary gives each model's Hit@5 lift over it.
@@ -158,6 +161,7 @@ class ReportTraits:
     horizon: int | None = None
     max_objects: int | None = None
     max_tokens: int | None = None
+    selected_on: str = ""
     floor_group: str = ""
     kind: str = "search"
     floor_kinds: tuple[str, ...] = ()

@@ -157,6 +157,7 @@ class SATr(Method):
         max_tokens = None if arch == "encoder" else int(t.get("max_tokens", 500))
         return ReportTraits(role="model", variant=f"{TITLES.get(arch, arch)} {how} CL, {strategy}", info=info,
                             horizon=horizon, max_objects=max_objects, max_tokens=max_tokens,
+                            selected_on="validation",   # Section E2: the best checkpoint on validation
                             kind="policy" if arch == "encoder" else "decoder",
                             budget=_budget(arch, params), ablations=_ablations(cls, config, params))
 

@@ -231,6 +231,10 @@ def _mark_best(table: CoverageTable, seed: int) -> None:
                     table.bold[col].add(m)
 
 
+#: Marks a cell of the split a row selected its checkpoint on (:attr:`ReportTraits.selected_on`)
+SELECTED = "(sel.)"
+
+
 def format_cell(iv: stats.Interval, bold: bool = False) -> str:
     """``"0.29 [0.18, 0.41] 31/105"`` (k/N: attempts solved of problems x seeds); bold when in the
     best tier; ``"–"`` without data."""
@@ -259,6 +263,8 @@ def render_table(
         for c, title in titles.items():
             iv = table.cells.get((m, c))
             row[title] = DASH if iv is None else format_cell(iv, m in table.bold.get(c, ()))
+            if iv is not None and c == traits.get(m, PLAIN).selected_on:
+                row[title] += f" {SELECTED}"
         row["above floor"] = format_floor(table, m)
         if budget_cells is not None:
             row["budget"] = budget_cells.get(m, DASH)
@@ -278,9 +284,10 @@ DESCRIPTION = (
     "every floor of its kind on the pooled held-out problems by a paired test (McNemar's exact test "
     "for one run each, else the exact sign-flip permutation test on per-problem solved fractions; "
     "Holm-corrected across the table; the largest adjusted p is shown). Each table is one problem "
-    "set: its rows ran on the same problems."
+    f"set: its rows ran on the same problems. {SELECTED}: the row selected its checkpoint on this split "
+    "(the paper's protocol), so for that row the cell is not a held-out number."
 )
 
 
-__all__: Sequence[str] = ["CoverageTable", "DESCRIPTION", "HELD_OUT", "coverage_tables", "format_cell",
+__all__: Sequence[str] = ["CoverageTable", "DESCRIPTION", "HELD_OUT", "SELECTED", "coverage_tables", "format_cell",
                           "format_floor", "render_table", "row_group"]
