@@ -376,3 +376,40 @@ def test_published_hit_values_are_checked_against_the_measured_interval(tmp_path
     by = {r["split"]: r for r in rows}
     assert by["extrapolation (Hit@5)"]["inside"] and math.isclose(by["extrapolation (Hit@5)"]["measured"], 0.4)
     assert not by["interpolation (Hit@5)"]["inside"]
+
+
+def test_a_run_records_the_commit_its_workspace_copied_not_the_one_at_its_end(tmp_path, monkeypatch):
+    """The code is copied into the workspace when the run starts; a commit made while it runs must
+    not be written into its ``cost.json`` (a claim page names the code its numbers came from)."""
+    import subprocess
+
+    from planarena.claims import run as claims_run
+
+    heads = iter(["aaaaaaa", "bbbbbbb"])
+    monkeypatch.setattr(claims_run, "_git_head", lambda: next(heads))
+    monkeypatch.setattr(claims_run, "prepare", lambda claim, work: work)
+
+    class Done:
+        stdout = iter(["Running stage 'x':\n"])
+
+        def wait(self):
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: Done())
+    claim = load_claim(_write(tmp_path, CLAIM))
+    claims_run.run(claim, tmp_path, echo=lambda line: None)
+    import json
+    assert json.loads((tmp_path / "cost.json").read_text())["commit"] == "aaaaaaa"
+
+
+def test_the_recorded_commit_is_marked_dirty_when_the_copied_code_is_not_committed(monkeypatch):
+    import subprocess
+
+    from planarena.claims import run as claims_run
+
+    def fake(cmd, **kw):
+        out = "abc1234\n" if "rev-parse" in cmd else " M src/planarena/cli.py\n"
+        return subprocess.CompletedProcess(cmd, 0, stdout=out, stderr="")
+
+    monkeypatch.setattr(claims_run.subprocess, "run", fake)
+    assert claims_run._git_head() == "abc1234-dirty"

@@ -185,6 +185,10 @@ def test_cap_ceiling_counts_problems_the_object_and_token_caps_make_unsolvable_p
         "extrapolation: 1 of 4 (1 more than 64 objects); validation: 0 of 1 (0 more than 64 objects).",
     ]
     assert cap_ceiling(plans, index, {"fd": (None, None)}, ["fd"]) == []
+    # with the cells each method ran on, a split the capped rows never decoded is not listed
+    only_x = cap_ceiling(plans, index, {"gen": (64, 20)}, ["gen"], {"gen": {("gripper", "extrapolation")}})
+    assert only_x == [lines[0].split("; validation")[0] + "."]
+    assert cap_ceiling(plans, index, {"gen": (64, 20)}, ["gen"], {"gen": set()}) == []
 
 
 def test_plan_quality_qs_and_qs_s():

@@ -122,6 +122,7 @@ def run(claim: Claim, work: Path, echo=print) -> float:
         RuntimeError: ``dvc repro`` failed (the message names the log).
     """
     prepare(claim, work)
+    head = _git_head()  # the code copied into the workspace now, whatever is committed meanwhile
     start = time.perf_counter()
     log = work / "run.log"
     with open(log, "a") as out:
@@ -135,7 +136,7 @@ def run(claim: Claim, work: Path, echo=print) -> float:
     seconds = time.perf_counter() - start
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {"wall_s": 0.0, "runs": 0}
-    cost = {"wall_s": round(cost["wall_s"] + seconds, 1), "runs": cost["runs"] + 1, "commit": _git_head()}
+    cost = {"wall_s": round(cost["wall_s"] + seconds, 1), "runs": cost["runs"] + 1, "commit": head}
     cost_file.write_text(json.dumps(cost))
     if rc != 0:
         raise RuntimeError(f"claim {claim.id}: dvc repro failed (exit {rc}); see {log}")
@@ -189,11 +190,16 @@ def portable_params(params: dict) -> dict:
 
 
 def _git_head() -> str:
+    """The short commit of the repository's HEAD, with ``-dirty`` when a file the workspace copies
+    (:data:`PIPELINE`) differs from it: the code a run uses is then not that commit's."""
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
                               check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *PIPELINE], cwd=REPO, capture_output=True,
+                               text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+    return f"{head}-dirty" if dirty else head
 
 
 def published_check(claim: Claim, data: Measurements, seed: int = 0, hits: HitMeasurements | None = None) -> list[dict]:
@@ -242,13 +248,14 @@ def largest_solved(claim: Claim, data: Measurements) -> list[dict]:
         return []
     out = []
     domains = sorted({d for (d, s) in data.index if s == split})
+    largest: dict[tuple, int] = {}  # (method, domain, seed) -> the largest size solved: one pass over the records
+    for r in data.latest:
+        if r.split == split and r.counts_as_solved and r.size is not None:
+            key = (r.method, r.domain, r.seed)
+            largest[key] = max(largest.get(key, r.size), r.size)
     for method in claim.methods:
         for domain in domains:
-            per_seed = {}
-            for seed in data.seeds.get(method, []):
-                sizes = [r.size for r in data.latest if r.method == method and r.seed == seed and r.domain == domain
-                         and r.split == split and r.counts_as_solved and r.size is not None]
-                per_seed[seed] = max(sizes) if sizes else None
+            per_seed = {seed: largest.get((method, domain, seed)) for seed in data.seeds.get(method, [])}
             if per_seed:
                 out.append({"method": method, "domain": domain, "split": split, "largest": per_seed,
                             "problems": len(data.index.get((domain, split), ()))})

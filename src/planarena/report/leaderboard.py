@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -122,6 +123,9 @@ def analyse(inputs: ReportInputs) -> Analysis:
     schema_all = schema.headline_table(inputs.records, inputs.traits, inputs.seed)
     # the cells some plan method ran on: the horizon ceiling counts only the problems evaluated
     evaluated = {(r.domain, r.split) for r in plan_records_of(inputs.records)}
+    cells: dict[str, set] = defaultdict(set)  # method -> the (domain, split) cells it has records on
+    for r in plan_records_of(inputs.records):
+        cells[r.method].add((r.domain, r.split))
     return Analysis(
         index=index,
         coverage=cov,
@@ -131,7 +135,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
                                            dict.fromkeys(cov["method"])),
                  *coverage.cap_ceiling(inputs.plan_records, {k: v for k, v in index.items() if k in evaluated},
                                        {m: (t.max_objects, t.max_tokens) for m, t in inputs.traits.items()},
-                                       dict.fromkeys(cov["method"]))],
+                                       dict.fromkeys(cov["method"]), cells)],
         successor_hit1=hitk.held_out_mean(inputs.records, "hit@1"),
         quality=quality.quality_table(inputs.records, inputs.plan_records, index),
         ipc=quality.ipc_table(inputs.records, inputs.plan_records, inputs.manifest, inputs.time_limits),

@@ -279,10 +279,13 @@ def cap_ceiling(
     index: Mapping[tuple[str, str], Iterable[str]],
     caps: Mapping[str, tuple[int | None, int | None]],
     ran: Iterable[str],
+    cells: Mapping[str, Iterable[tuple[str, str]]] | None = None,
 ) -> list[str]:
     """Sentences stating, per distinct ``(max_objects, max_tokens)`` of the methods in ``ran``
     (``caps``: method -> its :attr:`ReportTraits.max_objects` / ``max_tokens``) and per held-out
-    split of ``index``, how many problems those caps make unsolvable by construction: more objects
+    split of ``index``, how many problems those caps make unsolvable by construction. With
+    ``cells`` (method -> the ``(domain, split)`` cells it has records on), only the cells the
+    methods of a cap ran on are counted, so a split they never decoded is not listed. More objects
     than the object vocabulary (the problem's ``objects`` in its plan record), or an optimal plan
     (A*+LM-cut) of more tokens than the cap (:func:`plan_tokens`). Problems with no optimal plan
     whose best known plan needs more tokens are counted apart as unknown. Empty when no method has
@@ -299,8 +302,12 @@ def cap_ceiling(
     out = []
     for (max_obj, max_tok), methods in sorted(by_cap.items(), key=lambda kv: str(kv[0])):
         parts = []
+        mine = None if cells is None else {c for m in methods for c in cells.get(m, ())}
         for split in splits:
-            keys = [(d, s, p) for (d, s), probs in index.items() if s == split for p in probs]
+            keys = [(d, s, p) for (d, s), probs in index.items()
+                    if s == split and (mine is None or (d, s) in mine) for p in probs]
+            if not keys:
+                continue
             objects = tokens = unknown = 0
             for key in keys:
                 r = plans.get(key) or {}
@@ -321,6 +328,8 @@ def cap_ceiling(
                 if unknown:
                     what.append(f"{unknown} unknown (no optimal plan within the cap found)")
             parts.append(f"{split}: {objects + tokens} of {len(keys)} ({'; '.join(what)})")
+        if not parts:
+            continue
         names = ", ".join(f"`{m}`" for m in methods)
         out.append(f"Cap ceiling ({names}): problems these caps make unsolvable by construction, per held-out "
                    f"split: {'; '.join(parts)}.")
