@@ -192,3 +192,37 @@ def test_device_param_names_itself_when_it_cannot_be_used(suite):
             build_method("satr_encoder_cl", params, layout).settings()
     params["transformers"]["device"] = "auto"
     assert build_method("satr_encoder_cl", params, layout).settings().device == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_select_with_names_the_decoding_of_checkpoint_selection(suite, monkeypatch):
+    """``transformers.select_with`` (default greedy, Section E2) decides which decoding strategy
+    scores the validation problems of checkpoint selection; the encoder always plans by Algorithm 4;
+    an unknown strategy names the param."""
+    from types import SimpleNamespace
+
+    from planarena.runner.stages import build_method
+
+    params, layout = suite
+    params = json.loads(json.dumps(params))
+    params["methods"]["gen_sel"] = {"method": "satr", "arch": "encdec", "contrastive": False, "decoding": "greedy"}
+    params["methods"]["enc_sel"] = {"method": "satr", "arch": "encoder", "contrastive": False}
+    seen = []
+
+    def fake_plan(self, model, tokens, problems, seed, limits, strategy, stats=None):
+        seen.append((self.arch, strategy))
+        return [SimpleNamespace(outcome="solved", failure=None, reason=None),
+                SimpleNamespace(outcome="unsolved", failure="token_cap", reason=None)]
+
+    from planarena.methods.transformers.method import SATr
+    monkeypatch.setattr(SATr, "_plan", fake_plan)
+    monkeypatch.setattr(SATr, "_validation_batch", lambda self, d, s, t: None)
+    for select_with, expected in ((None, "greedy"), ("regrounding", "regrounding")):
+        if select_with:
+            params["transformers"]["select_with"] = select_with
+        for name, arch in (("gen_sel", "encdec"), ("enc_sel", "encoder")):
+            m = build_method(name, params, layout)
+            assert m._validator("gripper", 13, None)(None) == (0.5, -0.5, -0.0, -0.0)
+            assert seen[-1] == (arch, expected if arch == "encdec" else "greedy")
+    params["transformers"]["select_with"] = "beam"
+    with pytest.raises(ValueError, match=r"transformers.select_with='beam'"):
+        build_method("gen_sel", params, layout)

@@ -67,7 +67,10 @@ class Settings:
     problem is expanded in full as Appendix C says: "we fully expand each training instance",
     symmetry-aware-transformers.txt line 319), ``horizon`` Algorithm 4's
     action cap, ``max_tokens`` Algorithms 1-3's token cap (Section 5: 500), ``device`` the torch
-    device of training and inference (``cpu``; ``cuda`` for the paper profile on a GPU)."""
+    device of training and inference (``cpu``; ``cuda`` for the paper profile on a GPU),
+    ``select_with`` the plan generators' decoding strategy of checkpoint selection (Section E2:
+    ``greedy``, the default; ``applicable`` or ``regrounding`` select on the coverage of that
+    strategy instead, a departure from the paper that a claim names)."""
 
     model: dict
     train: Any
@@ -76,6 +79,7 @@ class Settings:
     horizon: int
     max_tokens: int
     device: str = "cpu"
+    select_with: str = "greedy"
 
 
 #: Appendix E2 (main experiments), for every architecture: "each epoch consisted of 100000 sampled
@@ -176,6 +180,9 @@ class SATr(Method):
         if self.decoding not in allowed:
             raise ValueError(f"params: methods.{name}.decoding={self.decoding!r}; arch {self.arch} decodes with "
                              f"{', '.join(allowed)}")
+        if self.settings().select_with not in STRATEGIES:
+            raise ValueError(f"params: transformers.select_with={self.settings().select_with!r}; one of "
+                             f"{', '.join(STRATEGIES)}")
         self._models: dict[tuple[str, int], Any] = {}
         self._facts: dict = {}
         self.model_dir: Path | None = None
@@ -197,8 +204,9 @@ class SATr(Method):
         train_cfg = TrainConfig(**{**train, "contrastive": self.contrastive, "rename_one": self.arch == "encoder"})
         device = torch_device(t.get("device", "cpu"), "transformers.device")
         max_states = t.get("max_states", 20000)
+        select_with = str(t.get("select_with", "greedy"))
         return Settings(model, train_cfg, int(t.get("max_objects", 64)), None if max_states is None else int(max_states),
-                        int(t.get("horizon", 100)), int(t.get("max_tokens", 500)), device)
+                        int(t.get("horizon", 100)), int(t.get("max_tokens", 500)), device, select_with)
 
 
 
@@ -293,7 +301,9 @@ class SATr(Method):
 
     def _validator(self, domain: str, seed: int, tokens):
         """``validate(model) -> score tuple`` on the domain's validation split, higher is better, in
-        Section E2's order: greedy coverage, then fewer problems at the token cap, fewer with an
+        Section E2's order: greedy coverage (plan generators: the coverage of
+        :attr:`Settings.select_with`, greedy unless the params say otherwise; the encoder always
+        plans by Algorithm 4), then fewer problems at the token cap, fewer with an
         inapplicable action, fewer with a malformed action, then (plan generators with validation
         reference plans) teacher-forced token accuracy and lower L_pred on a fixed batch of
         validation pairs (:func:`~planarena.methods.transformers.train.teacher_forced`). None
@@ -304,9 +314,10 @@ class SATr(Method):
         if not problems:
             return None
         batch = self._validation_batch(domain, seed, tokens)
+        strategy = "greedy" if self.arch == "encoder" else self.settings().select_with
 
         def validate(model) -> tuple:
-            results = self._plan(model, tokens, problems, seed, [float("inf")] * len(problems), "greedy")
+            results = self._plan(model, tokens, problems, seed, [float("inf")] * len(problems), strategy)
             n = len(results)
             fail = [getattr(r, "failure", None) or r.reason or "" for r in results]
             solved = sum(r.outcome == "solved" for r in results) / n
@@ -373,7 +384,8 @@ class SATr(Method):
             info = {"status": res.status, "steps_run": res.steps_run, "diverged_at": res.diverged_at,
                     "best_step": res.best_step, "best_score": list(res.best_score) if res.best_score else None,
                     "final_loss": res.losses[-1] if res.losses else None, "parameters": count_parameters(model),
-                    **dfacts, "vocabulary": vocab, "checkpoint": res.state is not None}
+                    **dfacts, "vocabulary": vocab, "checkpoint": res.state is not None,
+                    "selected_with": "heuristic guidance" if self.arch == "encoder" else self.settings().select_with}
             save_unit(model_dir / domain / f"seed{seed}", res.state, info)
             return {**info, "train_time_s": res.seconds}
 
