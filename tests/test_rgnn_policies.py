@@ -88,6 +88,23 @@ def test_aiw_novelty_hand_computed(spanner):
     assert [j.depth for j in tree.jumps] == [1, 1, 2]
 
 
+def test_aiw_abstracts_a_domain_constant_to_its_declared_type(tmp_path):
+    """Section 3: r(o) is the object's type "in the planning domain"; a domain constant (Childsnack's
+    ``kitchen - place``) gets its declared type, not the universal one."""
+    dom = tmp_path / "domain.pddl"
+    dom.write_text(DOMAIN.replace("(:predicates", "(:constants depot - location)\n  (:predicates"))
+    prob = tmp_path / "p.pddl"
+    prob.write_text(_problem_text("(at bob depot)").replace("(link l1 l2)", "(link l1 l2) (link l2 depot)"))
+    types = object_types(prob, dom)
+    assert types["depot"] == "location" and types["bob"] == "man"
+    assert "depot" not in object_types(prob)  # without the domain file: the problem's objects only
+    problem = load_problem(str(dom), str(prob))
+    feats = AtomFeatures(problem, "aiw", types)
+    at_s1_depot = problem.new_ground_atom(problem.get_domain().get_predicate("at"),
+                                          [problem.get_object("s1"), problem.get_domain().get_constant("depot")])
+    assert set(feats(int(at_s1_depot.get_index()))) == {("at", 0, "s1", ("location",)), ("at", 1, "depot", ("spanner",))}
+
+
 def test_iw_keeps_what_aiw_abstracts_and_baiw_collapses(spanner):
     """Same problem. IW(1) tests full atoms: at(bob, l1), at(bob, l2), carrying(bob, s1) are new
     too, so it also follows Bob (5 jumps). BAIW abstracts every object to one type: at(alice, l2)
@@ -451,3 +468,47 @@ def test_paper_profile_with_the_ipc2023_suite_is_section_7():
             cfg.max_steps, cfg.max_seconds) == (1e-3, 1e-5, 300, 1.0, 0.1, 1000, 0.999, 32, 32, 100, 1000, 4, 20,
                                                 200, 12 * 3600)
     assert section["model"]["embedding_size"] == 32
+
+
+def test_rows_identical_by_construction_share_one_trained_model(tmp_path):
+    """Issue 32: on an untyped domain BAIW's features are AIW's, and a C-AIW capacity that cannot
+    bind keeps every novel state, so ``baiw_ad`` and ``caiw_ad`` train exactly what ``aiw_ad``
+    trains: the train stage trains it once and the other rows copy it (``from_cache``), each
+    charged its training time. A typed domain or a capacity that can bind trains its own."""
+    import json
+
+    import yaml
+    from conftest import ROOT, only_domains
+
+    from planarena.config import Layout, resolve_profile
+    from planarena.datasets.suites import run_stage as generate
+    from planarena.runner.stages import build_method, run_train_stage
+
+    doc = yaml.safe_load((ROOT / "params.yaml").read_text())
+    doc["profile"] = "smoke"
+    params = only_domains(resolve_profile(doc), "gripper")
+    params["evaluation"]["seeds"] = [13]
+    layout = Layout(root=tmp_path / "data")
+    generate(params, layout)
+    infos = {name: run_train_stage(params, layout, name) for name in ("aiw_ad", "baiw_ad", "caiw_ad")}
+    facts = {n: json.loads((layout.models / n / "facts.json").read_text())["domains"]["gripper"]["seed13"]
+             for n in infos}
+    assert "from_cache" not in facts["aiw_ad"] and facts["aiw_ad"]["shared_with"] is None
+    assert facts["baiw_ad"]["from_cache"] == facts["caiw_ad"]["from_cache"]
+    assert facts["baiw_ad"]["shared_with"] == facts["caiw_ad"]["shared_with"] == "aiw"
+    weights = [(layout.models / n / "gripper" / "seed13" / "model.pt").read_bytes() for n in infos]
+    assert weights[0] == weights[1] == weights[2]
+    assert len({round(i["unit_times_s"]["gripper/seed13"], 6) for i in infos.values()}) == 1
+
+    # the premise, on the typed Spanner fixture: BAIW collapses what AIW keeps apart, and a capacity
+    # of 1 can bind, so neither reduces to AIW there
+    dom = tmp_path / "spanner.pddl"
+    dom.write_text(DOMAIN)
+    prob = tmp_path / "p.pddl"
+    prob.write_text(_problem_text("(carrying alice s1)"))
+    pair = [(load_problem(str(dom), str(prob)), object_types(prob, dom))]
+    params["rgnn_policies"]["capacity"] = 1
+    assert build_method("baiw_ad", params, layout).equivalent_lookahead(pair) == "baiw"
+    assert build_method("caiw_ad", params, layout).equivalent_lookahead(pair) == "caiw"
+    untyped = [(p, dict.fromkeys(types)) for p, types in pair]
+    assert build_method("baiw_ad", params, layout).equivalent_lookahead(untyped) == "aiw"

@@ -398,6 +398,34 @@ def _read_problem_cached(path: str, _mtime_ns: int, _size: int) -> ProblemText:
     return ProblemText(path=path, name=name, objects=objects, init=tuple(init), goal=tuple(goal))
 
 
+@functools.lru_cache(maxsize=256)
+def _domain_constants_cached(path: str, _mtime_ns: int, _size: int) -> dict[str, str | None]:
+    tree = _sexp(Path(path).read_text(), path)
+    define = next((x for x in tree if isinstance(x, list) and x and x[0] == "define"), None)
+    if define is None:
+        raise PDDLError(f"{path}: no (define (domain ...)) in file")
+    out: dict[str, str | None] = {}
+    for part in define[1:]:
+        if isinstance(part, list) and part and part[0] == ":constants":
+            out.update(_typed_list(part[1:], path))
+    return out
+
+
+def domain_constants(path: str | os.PathLike) -> dict[str, str | None]:
+    """The ``:constants`` of a PDDL domain file, each with its declared type (``None``: untyped);
+    empty when the domain declares none. Cached per (path, mtime, size).
+
+    Raises:
+        PDDLError: the file is missing or malformed (the message starts with the path).
+    """
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise PDDLError(f"{p}: domain file not found") from None
+    return dict(_domain_constants_cached(p, st.st_mtime_ns, st.st_size))
+
+
 def read_problem_text(path: str | os.PathLike) -> ProblemText:
     """Objects (with types), initial atoms and goal literals of a PDDL problem file.
 

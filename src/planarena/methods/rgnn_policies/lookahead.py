@@ -11,7 +11,7 @@ IW(k)") and Appendix B (BAIW, C-AIW).
   successors guaranteed by a prior IW(0) search"); only novel states are expanded.
 * ``aiw``: as IW(1), but a non-goal atom ``P(o1..on)`` is tested through its abstracted forms
   ``P(r(o1)..o_i..r(on))``, i = 1..n, with ``r(o)`` the object's most specific type (its declared
-  type in the problem file; untyped objects share one universal type); the atom is novel if any
+  type in the problem file, a constant's in the domain file; untyped ones share one universal type); the atom is novel if any
   form is. Atoms of the goal are never abstracted (Section 3, "Reduced Goals" ablation of
   Appendix C shows why).
 * ``baiw``: every object abstracted to the universal type (Appendix B, "Base-Abstracted IW").
@@ -256,11 +256,15 @@ def _drop(tree: LookaheadTree, dropped: set[int]) -> dict[int, int]:
     return new
 
 
-def object_types(problem_file) -> dict[str, str | None]:
-    """Declared type of every object of a problem file (``None``: untyped), for AIW's ``r(o)``."""
-    from planarena.core.pddl import read_problem_text
+def object_types(problem_file, domain_file=None) -> dict[str, str | None]:
+    """Declared type of every object of a problem file and, with ``domain_file``, of every constant
+    of its domain (``None``: untyped), for AIW's ``r(o)``: a constant is abstracted to its declared
+    type like an object (Section 3: "replaces objects by their type in the planning domain"), e.g.
+    Childsnack's ``kitchen - place``, Sokoban's ``up - direction``."""
+    from planarena.core.pddl import domain_constants, read_problem_text
 
-    return dict(read_problem_text(problem_file).objects)
+    types = domain_constants(domain_file) if domain_file is not None else {}
+    return {**types, **read_problem_text(problem_file).objects}
 
 
 __all__ = ["KINDS", "AtomFeatures", "Jump", "LookaheadTimeout", "LookaheadTree", "lookahead",

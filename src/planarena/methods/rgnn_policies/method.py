@@ -137,7 +137,7 @@ class RGNNPolicy(Method):
         out = []
         for e in entries:
             f = self.ps.problem_file(e)
-            out.append((fresh_problem(self.ps.domain_file(e.domain), f), object_types(f)))
+            out.append((fresh_problem(self.ps.domain_file(e.domain), f), object_types(f, self.ps.domain_file(e.domain))))
         return out
 
     def _cache(self):
@@ -153,9 +153,67 @@ class RGNNPolicy(Method):
                              bool(m.get("depth_nodes", True)), float(m.get("depth_rank_weight", 1.0)))
 
     # -- training --------------------------------------------------------------------------------
+    def equivalent_lookahead(self, problems: list[tuple]) -> str:
+        """The lookahead whose trees this block's lookahead reproduces exactly on ``problems``
+        (``(pymimir problem, object types)`` pairs: the training and selection problems), so that
+        training on them is the same computation:
+
+        * ``baiw`` -> ``aiw`` when every object and constant has the same abstract type (all
+          untyped, or one type): AIW's features are BAIW's with that type for the universal one;
+        * ``caiw`` -> ``aiw`` when its capacity cannot bind: each kept novel state adds at least one
+          novelty feature, and a problem has at most sum over fluent predicates P of
+          n^arity(P) * max(arity(P), 1) features (n objects and constants), so with that bound at
+          most ``capacity`` no depth ever holds more novel states than C-AIW keeps;
+        * otherwise the block's own lookahead.
+        """
+        from planarena.methods.rgnn_policies.lookahead import UNIVERSAL
+
+        if self.kind == "baiw":
+            kinds = {t or UNIVERSAL for _, types in problems for t in types.values()}
+            return "aiw" if len(kinds) <= 1 else self.kind
+        if self.kind == "caiw":
+            capacity = int(self.section().get("capacity", 1000))
+            for p, _ in problems:
+                n = len(p.get_objects()) + len(p.get_domain().get_constants())
+                bound = sum(n ** pr.get_arity() * max(pr.get_arity(), 1)
+                            for pr in p.get_domain().get_predicates() if pr.is_fluent())
+                if bound > capacity:
+                    return self.kind
+            return "aiw"
+        return self.kind
+
+    def _unit_key(self, domain: str, seed: int, lookahead: str, entries: list) -> str:
+        """Content key of one (domain, seed) training: everything it depends on, with the
+        lookahead as :meth:`equivalent_lookahead` (so rows identical by construction share one
+        trained model), the selection problems' and training problems' files, and the family's code."""
+        import hashlib
+
+        from planarena.core.io import stable_hash
+        from planarena.runner.inputs import code_fingerprint
+
+        section = self.section()
+        files = [self.ps.domain_file(domain), *(self.ps.problem_file(e) for e in entries)]
+        return stable_hash({"lookahead": lookahead, "encoding": self.encoding, "seed": seed,
+                            "capacity": section.get("capacity", 1000) if lookahead == "caiw" else None,
+                            "model": section.get("model"), "train": section.get("train"),
+                            "device": self.device,
+                            "files": [(Path(f).name, hashlib.sha256(Path(f).read_bytes()).hexdigest()) for f in files],
+                            "code": code_fingerprint([f"planarena.methods.rgnn_policies.{m}" for m in
+                                                      ("method", "train", "policy", "encodings", "lookahead")])},
+                           n=16)
+
     def train(self, model_dir: Path) -> dict:
         """One Q-function per (domain, seed); ``facts.json`` per model (status, episodes, selected
-        episode and its validation score, TD errors, parameters, lookahead counters)."""
+        episode and its validation score, TD errors, parameters, lookahead counters).
+
+        Each trained unit is also stored in a content-addressed cache
+        (``data/cache/rgnn_policies/<key>``, :meth:`_unit_key`): a row whose training is the same
+        computation as one already trained (``baiw`` / ``caiw`` where they reduce to ``aiw``,
+        :meth:`equivalent_lookahead`) copies that model instead of training it again; its facts say
+        ``shared_with`` (the lookahead it reduced to) and it is charged the model's training time,
+        as every row decoding it is."""
+        import shutil
+
         cfg = self.train_config()
 
         def fit(unit: tuple[str, int]) -> dict:
@@ -173,6 +231,17 @@ class RGNNPolicy(Method):
             train, val = self._load(train_entries), self._load(val_entries)
             if not train:
                 return {"status": "no data", "reason": f"no training problem of {domain}"}
+            same_as = self.equivalent_lookahead(train + val)
+            shared_with = same_as if same_as != self.kind else None
+            shared = self.layout.cache / "rgnn_policies" / self._unit_key(domain, seed, same_as,
+                                                                          [*train_entries, *val_entries])
+            out = model_dir / domain / f"seed{seed}"
+            if (shared / "facts.json").exists():
+                shutil.copytree(shared, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("time.json"))
+                info = {**json.loads((shared / "facts.json").read_text()), "shared_with": shared_with}
+                atomic_write_json(out / "facts.json", info, default=float)
+                seconds = json.loads((shared / "time.json").read_text())["train_time_s"]
+                return {**info, "from_cache": shared.name, "train_time_s": seconds}
             cache = self._cache()
             for p, types in train + val:
                 cache.add(p, types)
@@ -184,8 +253,16 @@ class RGNNPolicy(Method):
                     "validation": res.validation, "td_errors": res.td_errors[-5:],
                     "parameters": count_parameters(net), "train_problems": len(train),
                     "selection": selection, "validation_problems": [e.problem for e in val_entries],
-                    "lookahead": {k: round(v, 3) for k, v in cache.stats.items() if k != "seconds"}, "checkpoint": res.state is not None}
-            save_unit(model_dir / domain / f"seed{seed}", res.state, info)
+                    "lookahead": {k: round(v, 3) for k, v in cache.stats.items() if k != "seconds"},
+                    "checkpoint": res.state is not None}
+            tmp = shared.with_name(shared.name + ".tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            save_unit(tmp, res.state, info)
+            atomic_write_json(tmp / "time.json", {"train_time_s": res.seconds})
+            info = {**info, "shared_with": shared_with}
+            save_unit(out, res.state, info)
+            shutil.rmtree(shared, ignore_errors=True)
+            tmp.rename(shared)
             return {**info, "train_time_s": res.seconds}
 
         facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}",
@@ -242,7 +319,7 @@ class RGNNPolicy(Method):
         net, info = got
         cache = self._cache()
         for p, t in zip(problems, tasks):
-            cache.add(p, object_types(t.problem_file))
+            cache.add(p, object_types(t.problem_file, t.domain_file))
         episodes = greedy_episodes(net, cache, problems, self.max_choices(), [t.time_limit for t in tasks])
         extra = {"lookahead": self.kind, "encoding": self.encoding, "best_episode": info.get("best_episode"),
                  "parameters": info.get("parameters"), "diverged_at": info.get("diverged_at")}
