@@ -306,6 +306,19 @@ def test_greedy_plans_validate_and_respect_limits(spanner):
     assert capped.outcome == "unsolved" and capped.reason == "choice limit 1 reached" and capped.plan is None
     late = greedy_episodes(net, cache(), [problem], 50, [0.0])[0]
     assert late.outcome == "timeout"
+    # the limit is CPU time: a sleeping lookahead (wall time, no CPU) does not time an episode out
+    import time as _time
+
+    slow = cache()
+    real_get = slow.get
+
+    def sleepy_get(state, deadline=None):
+        _time.sleep(0.3)
+        return real_get(state, deadline)
+
+    slow.get = sleepy_get
+    ep = greedy_episodes(net, slow, [problem], 50, [0.25])[0]
+    assert ep.outcome == "solved" and ep.seconds > 0.25 > ep.cpu_seconds
 
 
 def test_training_is_seeded_and_selects_by_validation(spanner):

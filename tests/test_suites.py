@@ -109,6 +109,13 @@ def test_max_per_split_never_cuts_the_training_split(smoke_params, layout, tmp_p
         by_split.setdefault(e.split, []).append(e.problem)
     assert by_split == {"train": ["p01", "p02", "p03"], "test-easy": ["p01"], "test-medium": ["p01"],
                         "test-hard": ["p01"]}
+    # a mapping caps each evaluation split on its own: unnamed or None keeps all, 0 keeps none
+    smoke_params["suites"]["ipc2023"]["max_per_split"] = {"test-medium": 2, "test-hard": 0, "test-easy": None}
+    by_split = {}
+    for e in run_stage(smoke_params, layout):
+        by_split.setdefault(e.split, []).append(e.problem)
+    assert by_split == {"train": ["p01", "p02", "p03"], "test-easy": ["p01", "p02", "p03"],
+                        "test-medium": ["p01", "p02"]}
 
 
 @pytest.mark.shared

@@ -234,7 +234,9 @@ def _external_files(suite: str, src: Path, domains: list[str], limit: int | None
     a missing domain file or split folder is appended to ``errors`` (one line each). ``limit``
     (``suites.<suite>.max_per_split``) keeps the ``limit`` smallest problems of each *evaluation*
     split only: a training split (:data:`planarena.config.TRAIN_SPLITS`) is never cut, since the
-    methods train on all of it (and the R-GNN policies move its largest problems to validation)."""
+    methods train on all of it (and the R-GNN policies move its largest problems to validation).
+    ``limit`` is a number for every evaluation split, or a mapping ``{split: number or None}``
+    (a split it does not name, or names with None, is kept whole; 0 keeps none of it)."""
     found = []
     for domain in domains:
         ddir = src / domain
@@ -252,8 +254,9 @@ def _external_files(suite: str, src: Path, domains: list[str], limit: int | None
                 continue
             files = [p for p in sdir.iterdir() if p.name.endswith((".pddl", ".pddl.gz"))]
             files.sort(key=lambda p: (_size_from_name(p.name) or 0, p.name))
-            cut = limit and split not in TRAIN_SPLITS
-            found.append((domain, split, files[: int(limit)] if cut else files))
+            cap = limit.get(split) if isinstance(limit, dict) else limit
+            cut = cap is not None and split not in TRAIN_SPLITS
+            found.append((domain, split, files[: int(cap)] if cut else files))
     return found
 
 

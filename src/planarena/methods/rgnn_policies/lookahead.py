@@ -144,7 +144,8 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
         features: the problem's :class:`AtomFeatures` (``iw`` for ``iw``; ``aiw`` for ``aiw`` and
             ``caiw``; ``baiw``); built here if None (build once per problem and pass it in a loop).
         capacity: C-AIW's states kept per depth.
-        deadline: ``time.perf_counter()`` value after which :class:`LookaheadTimeout` is raised.
+        deadline: ``time.process_time()`` value (CPU seconds of this process, so that a loaded
+            machine does not change the outcome) after which :class:`LookaheadTimeout` is raised.
 
     Returns:
         :class:`LookaheadTree`; no jump reaches the root or repeats a state.
@@ -181,7 +182,7 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
     while layer:
         nxt: list[tuple] = []  # + goal count for C-AIW
         for s, idx, path, atoms in layer:
-            if deadline is not None and time.perf_counter() > deadline:
+            if deadline is not None and time.process_time() > deadline:
                 raise LookaheadTimeout(f"lookahead {kind} past the time limit after {tree.expanded} expansions")
             tree.expanded += 1
             for action in _sorted_actions(s):

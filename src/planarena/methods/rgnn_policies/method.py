@@ -301,7 +301,8 @@ class RGNNPolicy(Method):
 
     def solve_batch(self, tasks: list[PlanningTask], seed: int) -> list[Attempt]:
         """Run the greedy policy on every task (one domain) in lockstep; ``wall_time`` is each
-        problem's own lookahead time plus its share of the batched forward passes."""
+        problem's own lookahead time plus its share of the batched forward passes; its time limit
+        is checked against the same in CPU time (``extra.cpu_time_s``)."""
         import torch
 
         from planarena.methods.rgnn_policies.lookahead import object_types
@@ -328,7 +329,8 @@ class RGNNPolicy(Method):
             plan = [str(a) for a in ep.plan] if ep.plan is not None else None
             out.append(Attempt(ep.outcome, plan, failure_reason=ep.reason, wall_time=ep.seconds,
                                extra={**extra, "choices": ep.choices, "plan_length": len(plan) if plan is not None else None,
-                                      "time_per_decision_s": ep.decision_seconds, **{f"lookahead_{k}": v for k, v in ep.lookahead.items()}}))
+                                      "time_per_decision_s": ep.decision_seconds, "cpu_time_s": round(ep.cpu_seconds, 4),
+                                      **{f"lookahead_{k}": v for k, v in ep.lookahead.items()}}))
         return out
 
 

@@ -104,14 +104,16 @@ class LookaheadQModel(ActionScalarModel):
 class Episode:
     """One greedy episode: ``outcome`` solved | unsolved | timeout, ``plan`` the primitive actions
     (pymimir ground actions; None unless solved), ``reason`` why not solved, ``choices`` jumps
-    taken, ``seconds`` the problem's share of the lockstep wall time, ``decision_seconds`` its
-    mean time per choice, ``lookahead`` counters summed over its lookaheads."""
+    taken, ``seconds`` the problem's share of the lockstep wall time, ``cpu_seconds`` its share of
+    the process's CPU time (what the time limit is checked against), ``decision_seconds`` its mean
+    wall time per choice, ``lookahead`` counters summed over its lookaheads."""
 
     outcome: str = "unsolved"
     plan: list | None = None
     reason: str | None = None
     choices: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     decision_seconds: float | None = None
     lookahead: dict = field(default_factory=lambda: {"expanded": 0, "generated": 0, "candidates": 0})
 
@@ -123,8 +125,10 @@ def greedy_episodes(network: PolicyNetwork, cache: LookaheadCache, problems: lis
 
     Args:
         problems: pymimir problems, registered in ``cache``; their goals condition the policy.
-        max_choices: choices per problem at most (the paper: 1,000). time_limits: seconds per
-            problem (its lookahead time plus its share of each batched forward pass).
+        max_choices: choices per problem at most (the paper: 1,000). time_limits: CPU seconds per
+            problem (its lookahead's CPU time plus its share of each batched forward pass; CPU
+            time of this process, not wall time, so that machine load never decides an outcome;
+            the evaluation runs one torch thread per process).
 
     Returns:
         One :class:`Episode` per problem, in order. Deterministic for a given network.
@@ -147,15 +151,17 @@ def greedy_episodes(network: PolicyNetwork, cache: LookaheadCache, problems: lis
                 eps[i].reason = f"choice limit {max_choices} reached"
                 active.remove(i)
                 continue
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             try:
-                tree, deltas = cache.get(states[i], deadline=t0 + max(time_limits[i] - eps[i].seconds, 0.0))
+                tree, deltas = cache.get(states[i], deadline=c0 + max(time_limits[i] - eps[i].cpu_seconds, 0.0))
             except LookaheadTimeout as exc:
                 eps[i].seconds += time.perf_counter() - t0
+                eps[i].cpu_seconds += time.process_time() - c0
                 eps[i].outcome, eps[i].reason = "timeout", str(exc)
                 active.remove(i)
                 continue
             eps[i].seconds += time.perf_counter() - t0
+            eps[i].cpu_seconds += time.process_time() - c0
             eps[i].lookahead["expanded"] += tree.expanded
             eps[i].lookahead["generated"] += tree.generated
             eps[i].lookahead["candidates"] += len(tree.jumps)
@@ -170,12 +176,13 @@ def greedy_episodes(network: PolicyNetwork, cache: LookaheadCache, problems: lis
             owners.append(i)
         if not items:
             break
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with torch.no_grad():
             qs = network.q_values(items)
-        share = (time.perf_counter() - t0) / len(items)
+        share, cpu_share = (time.perf_counter() - t0) / len(items), (time.process_time() - c0) / len(items)
         for i, (state, _, tree, _), free, q in zip(owners, items, cands, qs):
             eps[i].seconds += share
+            eps[i].cpu_seconds += cpu_share
             q = q.double().cpu()
             best = max(free, key=lambda k: (float(q[k]), -k))  # ties: the earlier (shallower) candidate
             jump = tree.jumps[best]
@@ -186,8 +193,8 @@ def greedy_episodes(network: PolicyNetwork, cache: LookaheadCache, problems: lis
             if problems[i].get_goal_condition().holds(jump.state):
                 eps[i].outcome, eps[i].plan, eps[i].reason = "solved", list(paths[i]), None
                 active.remove(i)
-            elif eps[i].seconds > time_limits[i]:
-                eps[i].outcome, eps[i].reason = "timeout", f"time limit {time_limits[i]:g} s"
+            elif eps[i].cpu_seconds > time_limits[i]:
+                eps[i].outcome, eps[i].reason = "timeout", f"time limit {time_limits[i]:g} s (CPU)"
                 active.remove(i)
     for e in eps:
         e.decision_seconds = e.seconds / e.choices if e.choices else None
