@@ -51,25 +51,19 @@ def problem_ladder(suite: Path, domain: str, per_domain: int) -> list[Path]:
 
 
 def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: float) -> dict:
-    from planarena.core.pddl import atom_indices, load_problem
-    from planarena.methods.rgnn_policies.lookahead import AtomFeatures, LookaheadTimeout, lookahead, object_types
+    """One lookahead from the initial state (:func:`planarena.methods.rgnn_policies.measure.lookahead_row`),
+    in this script's row format (``timeout``, ``seconds``: CPU seconds)."""
+    from planarena.methods.rgnn_policies.measure import lookahead_row as measure
 
-    t0 = time.perf_counter()
-    problem = load_problem(str(domain_file), str(problem_file))
-    state = problem.get_initial_state()
-    parse_s = time.perf_counter() - t0
-    row = {"domain": problem_file.parents[2].name,
+    row = measure(domain_file, problem_file, kind, time_limit)
+    out = {"domain": problem_file.parents[2].name,
            "problem": f"{problem_file.parent.parent.name}/{problem_file.parent.name}/{problem_file.stem}",
-           "kind": kind, "objects": len(problem.get_objects()), "atoms": len(atom_indices(state)[0]),
-           "parse_s": round(parse_s, 3)}
-    feats = AtomFeatures(problem, kind, object_types(problem_file))
-    t0 = time.perf_counter()
-    try:
-        tree = lookahead(problem, state, kind, feats, deadline=time.process_time() + time_limit)
-    except LookaheadTimeout:
-        return {**row, "timeout": True, "seconds": round(time.perf_counter() - t0, 3)}
-    return {**row, "timeout": False, "expanded": tree.expanded, "generated": tree.generated, "jumps": len(tree.jumps),
-            "novelty_features": tree.novelty_features, "max_depth": tree.max_depth, "seconds": round(tree.seconds, 4)}
+           "kind": kind, "objects": row["objects"], "atoms": row["atoms"], "parse_s": row["parse_s"],
+           "timeout": not row["completed"], "seconds": row["cpu_s"]}
+    if row["completed"]:
+        out.update({k: row[k] for k in ("expanded", "generated", "novelty_features", "max_depth")},
+                   jumps=row["jumps"])
+    return out
 
 
 def forward_child(domain_file: str, problem_file: str, encoding: str, embedding: int, layers: int, repeats: int) -> dict:

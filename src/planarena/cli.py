@@ -306,7 +306,7 @@ def claims_report(
     from planarena.claims import run as claim_run
 
     c, ws = _claim_and_workspace(claim_id, folder, work)
-    if not (ws / "data").is_dir():
+    if not (ws / ("measurements.jsonl" if c.is_measure else "data")).exists():
         typer.echo(f"error: {ws}: no workspace data; run `planarena claims run {c.id}` first", err=True)
         raise typer.Exit(1)
     v = claim_run.write_page(c, ws, Path("reports/claims"))

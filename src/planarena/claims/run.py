@@ -26,7 +26,7 @@ from planarena.claims.spec import Claim
 from planarena import stats
 from planarena.claims.verdict import HitMeasurements, Measurements, Verdict, evaluate
 from planarena.config import ConfigError, Layout, deep_merge
-from planarena.core.io import atomic_write_text
+from planarena.core.io import atomic_write_text, read_jsonl
 from planarena.core.problemset import ProblemSet
 from planarena.core.records import iter_records
 from planarena.report.records import instance_index
@@ -38,11 +38,14 @@ PIPELINE = ("dvc.yaml", "stages", "src", ".dvcignore")
 DEFAULT_WORK = Path(os.environ.get("PLANARENA_CLAIMS_WORK", Path.home() / ".cache" / "planarena" / "claims"))
 
 
-def claim_params(claim: Claim, params_text: str) -> dict:
+def claim_params(claim: Claim, params_text: str, check_methods: bool = True) -> dict:
     """The workspace's params: the project's raw params (``params_text``, profiles included) with
     ``experiment.params`` deep-merged in, then ``methods`` cut to the claim's methods,
     ``suite`` / ``suites.<suite>.domains`` / ``suites.<suite>.path`` and ``evaluation.seeds`` from the
     experiment (when given).
+
+    A measurement claim (``check_methods=False``) keeps the methods as they are: its "methods" are
+    the sides its measurement compares, not configured methods.
 
     Raises:
         ConfigError: a method of the claim is not configured in the params (names the claim file).
@@ -59,10 +62,11 @@ def claim_params(claim: Claim, params_text: str) -> dict:
         merged["profiles"][profile] = deep_merge(merged["profiles"][profile] or {}, keep)
     methods = merged.get("methods") or {}
     missing = [m for m in claim.methods if m not in methods]
-    if missing:
+    if missing and check_methods:
         raise ConfigError(f"{claim.source}: experiment.methods {', '.join(missing)} not configured under "
                           "methods: in params.yaml (nor in experiment.params.methods)")
-    merged["methods"] = {m: methods[m] for m in claim.methods}
+    if check_methods:
+        merged["methods"] = {m: methods[m] for m in claim.methods}
     if exp.get("suite"):
         merged["suite"] = exp["suite"]
         suite = merged.setdefault("suites", {}).setdefault(exp["suite"], {})
@@ -121,8 +125,18 @@ def run(claim: Claim, work: Path, echo=print) -> float:
     Raises:
         RuntimeError: ``dvc repro`` failed (the message names the log).
     """
-    prepare(claim, work)
     head = _git_head()  # the code copied into the workspace now, whatever is committed meanwhile
+    if claim.is_measure:
+        from planarena.claims import measure
+
+        start = time.perf_counter()
+        params = claim_params(claim, (REPO / "params.yaml").read_text(), check_methods=False)
+        work.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(work / "params.yaml", yaml.safe_dump(params, sort_keys=False, width=120))
+        measure.run(claim, work, params, echo)
+        _add_cost(work, time.perf_counter() - start, head)
+        return time.perf_counter() - start
+    prepare(claim, work)
     start = time.perf_counter()
     log = work / "run.log"
     with open(log, "a") as out:
@@ -134,13 +148,18 @@ def run(claim: Claim, work: Path, echo=print) -> float:
                 echo(f"[{claim.id}] {line.strip()}")
         rc = proc.wait()
     seconds = time.perf_counter() - start
+    _add_cost(work, seconds, head)
+    if rc != 0:
+        raise RuntimeError(f"claim {claim.id}: dvc repro failed (exit {rc}); see {log}")
+    return seconds
+
+
+def _add_cost(work: Path, seconds: float, head: str) -> None:
+    """Add one run's wall ``seconds`` to ``work/cost.json`` and record the commit it ran."""
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {"wall_s": 0.0, "runs": 0}
     cost = {"wall_s": round(cost["wall_s"] + seconds, 1), "runs": cost["runs"] + 1, "commit": head}
     cost_file.write_text(json.dumps(cost))
-    if rc != 0:
-        raise RuntimeError(f"claim {claim.id}: dvc repro failed (exit {rc}); see {log}")
-    return seconds
 
 
 def _records_and_index(work: Path):
@@ -316,6 +335,8 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     ``claim.md``, ``params.yaml`` (the workspace's) and ``report/`` (the workspace's leaderboard and
     detail pages, when it has them)."""
     seed = int((yaml.safe_load((work / "params.yaml").read_text()) or {}).get("seed", 0) or 0)
+    if claim.is_measure:
+        return _write_measure_page(claim, work, out_root, seed)
     records, index = _records_and_index(work)
     verdict = evaluate(claim, records, index, seed)
     data = Measurements(records, index)
@@ -338,6 +359,36 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
         if (out / "report").is_dir():
             shutil.rmtree(out / "report")
         shutil.copytree(work / "reports", out / "report")
+    return verdict
+
+
+def _write_measure_page(claim: Claim, work: Path, out_root: Path, seed: int) -> Verdict:
+    """:func:`write_page` for a measurement claim: the verdict from ``work/measurements.jsonl``,
+    the page with the per-problem table, and the rows beside it."""
+    from planarena.claims import measure
+
+    rows = read_jsonl(work / measure.ROWS) if (work / measure.ROWS).exists() else []
+    verdict = measure.evaluate(claim, rows, seed)
+    cost_file = work / "cost.json"
+    cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
+    commit = cost.get("commit") or _git_head()
+    out = out_root / claim.id
+    out.mkdir(parents=True, exist_ok=True)
+    data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
+            "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "measurements": len(rows)}
+    atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
+    page = render_page(claim, verdict, cost, commit).rstrip("\n").split("\n")
+    rule = ("Measurement atoms: `lower` is the Wilcoxon signed-rank test on the per-problem log ratio "
+            "(a side past its limit ranks largest), Holm-corrected within a block; `ratio_*` compare the "
+            "95 % bootstrap interval of the geometric-mean ratio over the problems both sides completed "
+            "with the threshold; `ratio_falls_with` is Spearman's one-sided rank correlation of log ratio "
+            "and objects.")
+    page = page[:-1] + [rule, "", "## Per problem", "", *measure.table(claim, rows), "", page[-1]]
+    atomic_write_text(out / "claim.md", "\n".join(page) + "\n")
+    atomic_write_text(out / "params.yaml", yaml.safe_dump(portable_params(yaml.safe_load((work / "params.yaml").read_text())),
+                                                          sort_keys=False, width=120))
+    measure.write_rows(rows, out)
     return verdict
 
 

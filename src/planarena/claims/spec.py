@@ -46,6 +46,7 @@ verdict page shows the file's hash.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -58,6 +59,14 @@ from planarena.protocols.pool import PROTOCOLS
 ATOMS = ("better", "not_better", "at_least", "at_most", "gap_at_most", "gap_at_least")
 #: Kinds comparing two methods (A, B); the others take one method and a threshold.
 PAIRED = ("better", "not_better", "gap_at_most", "gap_at_least")
+#: Atoms of a measurement claim (``experiment.measure``; :mod:`planarena.claims.measure`), over
+#: per-problem values of its sides: ``{lower: [A, B], metric: M}``, ``{ratio_at_most: [A, B, x],
+#: metric: M}`` / ``ratio_at_least``, ``{ratio_falls_with: [A, B], metric: M}`` (against the
+#: problems' ``objects``) and ``{completed_at_least: [A, x]}``; ``split`` / ``domain`` optional.
+MEASURE_ATOMS = ("lower", "ratio_at_most", "ratio_at_least", "ratio_falls_with", "completed_at_least")
+#: Measurement kinds taking a threshold, and those comparing two sides.
+MEASURE_THRESHOLD = ("ratio_at_most", "ratio_at_least", "completed_at_least")
+MEASURE_PAIRED = ("lower", "ratio_at_most", "ratio_at_least", "ratio_falls_with")
 #: Metrics of an atom: coverage, or Hit@k of the candidate-pool protocols.
 METRICS = ("coverage", "hit@1", "hit@5", "hit@10")
 BLOCKS = ("gate", "confirm", "refute")
@@ -88,6 +97,11 @@ class Atom:
         """The k of a Hit@k atom."""
         return int(self.metric.partition("@")[2])
 
+    @property
+    def is_measure(self) -> bool:
+        """An atom of a measurement claim (:data:`MEASURE_ATOMS`)."""
+        return self.kind in MEASURE_ATOMS
+
     def sides(self) -> list[tuple[str, str]]:
         """``(method, protocol)`` of each side of a Hit@k atom."""
         return list(zip(self.methods, self.protocols))
@@ -96,6 +110,10 @@ class Atom:
         """``"better(wl_xgb_delta, wl_xgb_state) on blocksworld/extrapolation"``, or for Hit@k
         ``"better(m@interpolation, m@extrapolation) in Hit@5 on all domains"``."""
         thr = f", {self.threshold:g}" if self.threshold is not None else ""
+        if self.is_measure:
+            metric = f" in {self.metric}" if self.kind != "completed_at_least" else ""
+            return (f"{self.kind}({', '.join(self.methods)}{thr}){metric} on "
+                    f"{self.domain or 'all domains'}/{self.split or 'all splits'}")
         if self.is_hit:
             args = ", ".join(f"{m}@{p}" for m, p in self.sides())
             return f"{self.kind}({args}{thr}) in Hit@{self.k} on {self.domain or 'all domains'}"
@@ -144,12 +162,49 @@ class Claim:
     def methods(self) -> list[str]:
         return list(self.experiment.get("methods") or [])
 
+    @property
+    def is_measure(self) -> bool:
+        """A measurement claim: ``experiment.measure`` names a ``module:function`` producing
+        per-problem values of the sides (``experiment.methods``), not a pipeline run."""
+        return bool(self.experiment.get("measure"))
+
 
 def _fail(path: Path, what: str) -> ConfigError:
     return ConfigError(f"{path}: {what}")
 
 
-def _atom(path: Path, node: Mapping) -> Atom:
+def _measure_atom(path: Path, node: Mapping) -> Atom:
+    kinds = [k for k in MEASURE_ATOMS if k in node]
+    if len(kinds) != 1:
+        raise _fail(path, f"a condition of a measurement claim needs exactly one of {', '.join(MEASURE_ATOMS)} "
+                          f"(or all / any), got {dict(node)}")
+    kind = kinds[0]
+    args = node[kind]
+    n_methods = 2 if kind in MEASURE_PAIRED else 1
+    n_args = n_methods + (kind in MEASURE_THRESHOLD)
+    if not isinstance(args, list) or len(args) != n_args:
+        raise _fail(path, f"{kind}: expects a list of {n_methods} side(s)"
+                          f"{' and a threshold' if kind in MEASURE_THRESHOLD else ''}, got {args!r}")
+    unknown = set(node) - {kind, "metric", "split", "domain"}
+    if unknown:
+        raise _fail(path, f"{kind}{args}: unknown key(s) {', '.join(sorted(unknown))}")
+    metric = node.get("metric")
+    if kind != "completed_at_least" and not isinstance(metric, str):
+        raise _fail(path, f"{kind}{args}: needs a metric (a value the measurement records)")
+    threshold = None
+    if kind in MEASURE_THRESHOLD:
+        threshold = args[-1]
+        high = 1 if kind == "completed_at_least" else math.inf
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= high:
+            raise _fail(path, f"{kind}: the threshold must be a number in (0, {high:g}], got {threshold!r}")
+        threshold = float(threshold)
+    return Atom(kind, tuple(str(a) for a in args[:n_methods]), str(node.get("split") or ""), node.get("domain"),
+                threshold, str(metric or "completed"))
+
+
+def _atom(path: Path, node: Mapping, measure: bool = False) -> Atom:
+    if measure:
+        return _measure_atom(path, node)
     kinds = [k for k in ATOMS if k in node]
     if len(kinds) != 1:
         raise _fail(path, f"a condition needs exactly one of {', '.join(ATOMS)} (or all / any), got {dict(node)}")
@@ -196,7 +251,7 @@ def _atom(path: Path, node: Mapping) -> Atom:
     return Atom(kind, methods, split, node.get("domain"), threshold, metric, protocols, seed)
 
 
-def _condition(path: Path, node: Any) -> Condition:
+def _condition(path: Path, node: Any, measure: bool = False) -> Condition:
     if isinstance(node, list):
         node = {"all": node}
     if not isinstance(node, Mapping):
@@ -205,9 +260,9 @@ def _condition(path: Path, node: Any) -> Condition:
         if op in node:
             if set(node) != {op} or not isinstance(node[op], list) or not node[op]:
                 raise _fail(path, f"{op}: expects a non-empty list and nothing beside it")
-            return Condition(op, tuple(_condition(path, p) if isinstance(p, Mapping) and
-                                       ({"all", "any"} & set(p)) else _atom(path, p) for p in node[op]))
-    return Condition("all", (_atom(path, node),))
+            return Condition(op, tuple(_condition(path, p, measure) if isinstance(p, Mapping) and
+                                       ({"all", "any"} & set(p)) else _atom(path, p, measure) for p in node[op]))
+    return Condition("all", (_atom(path, node, measure),))
 
 
 def load_claim(path: str | Path) -> Claim:
@@ -235,7 +290,10 @@ def load_claim(path: str | Path) -> Claim:
     exp = doc["experiment"]
     if not isinstance(exp, dict) or not exp.get("methods"):
         raise _fail(path, "experiment.methods: name the configured methods the claim runs")
-    blocks = {b: _condition(path, doc[b]) for b in BLOCKS}
+    measure = exp.get("measure")
+    if measure is not None and (not isinstance(measure, str) or ":" not in measure):
+        raise _fail(path, f"experiment.measure: expects 'module:function', got {measure!r}")
+    blocks = {b: _condition(path, doc[b], bool(measure)) for b in BLOCKS}
     methods = set(exp["methods"])
     for b, cond in blocks.items():
         for a in cond.atoms():
@@ -264,4 +322,5 @@ def load_claims(folder: str | Path) -> list[Claim]:
     return [load_claim(p) for p in sorted(folder.glob("*.yaml"))]
 
 
-__all__ = ["ATOMS", "Atom", "BLOCKS", "Claim", "Condition", "METRICS", "PAIRED", "load_claim", "load_claims"]
+__all__ = ["ATOMS", "Atom", "BLOCKS", "Claim", "Condition", "MEASURE_ATOMS", "METRICS", "PAIRED", "load_claim",
+           "load_claims"]

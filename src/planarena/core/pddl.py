@@ -213,7 +213,18 @@ def _typed_domain(domain_file: str) -> "pymimir.Domain":
 
 @functools.lru_cache(maxsize=256)
 def load_problem(domain_file: str, problem_file: str) -> "pymimir.Problem":
-    """Parse a problem against its domain (cached by both paths; grounding is lazy in pymimir).
+    """Parse a problem against its domain (cached by both paths; grounding is lazy in pymimir):
+    :func:`parse_problem`, once per pair of paths.
+
+    Raises:
+        PDDLError: either file is missing or malformed (one line naming the file).
+    """
+    return parse_problem(domain_file, problem_file)
+
+
+def parse_problem(domain_file: str | Path, problem_file: str | Path) -> "pymimir.Problem":
+    """Parse a problem against its (cached) domain, uncached: a new problem object each call, with
+    no states or grounding yet (a measurement of one search is not helped by another's).
 
     A problem that types its objects against a domain without ``:typing`` is read against the domain
     with the requirement added (:func:`add_typing_requirement`, with a warning naming the domain).

@@ -1,0 +1,253 @@
+"""Measurement claims: a claim about a cost or size the paper states (e.g. "AIW(1) expands far fewer
+nodes than IW(1) as objects grow"), measured per problem for each side, not by a pipeline run.
+
+The claim file's ``experiment.measure`` names a ``module:function`` of the family that contributes
+the measurement (shared code knows no family): ``function(params, sides, args, done)`` yields one
+row per (problem, side), ``{"domain", "split", "problem", "objects", "side", "completed", "values":
+{metric: number}}``, skipping the ``(domain, split, problem, side)`` keys of ``done``; ``params``
+are the project's params with the claim's overlay (:func:`planarena.claims.run.claim_params`),
+``sides`` the claim's ``experiment.methods``, ``args`` its ``experiment.args``. The rows go to
+``<workspace>/measurements.jsonl`` as they come (a rerun resumes) and beside the verdict
+(``reports/claims/<id>/measurements.jsonl``: the page regenerates from it).
+
+Atoms (:data:`planarena.claims.spec.MEASURE_ATOMS`), over the problems both sides measured (a side
+that did not complete within its limit counts as larger than any completed value):
+
+* ``lower: [A, B]``: A's metric is lower than B's, Wilcoxon signed-rank test on log values (ties
+  dropped; not completed = +inf, so it ranks largest), Holm-corrected over the block's ``lower``
+  atoms at the claim's alpha;
+* ``ratio_at_most: [A, B, x]`` / ``ratio_at_least``: the geometric mean of A / B over the problems
+  both completed, with a percentile bootstrap 95 % interval over those problems; holds when the
+  whole interval is at or below / at or above x;
+* ``ratio_falls_with: [A, B]``: Spearman's rank correlation between the problems' ``objects`` and
+  log(A / B) (both completed) is negative at the claim's alpha (one-sided);
+* ``completed_at_least: [A, x]``: A completed on at least a fraction x of its problems.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+from scipy import stats as sstats
+
+from planarena import stats
+from planarena.claims.spec import BLOCKS, Atom, Claim
+from planarena.core.io import atomic_write_text, read_jsonl
+
+ROWS = "measurements.jsonl"
+
+
+def measure_function(claim: Claim):
+    """The claim's measurement function (``experiment.measure``, ``module:function``).
+
+    Raises:
+        ValueError: the module or function does not exist (names the claim file).
+    """
+    spec = claim.experiment["measure"]
+    module, _, name = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{claim.source}: experiment.measure {spec!r} cannot be loaded ({exc})") from None
+
+
+def run(claim: Claim, work: Path, params: dict, echo=print) -> list[dict]:
+    """Measure into ``work/measurements.jsonl`` (appending; rows already there are not measured
+    again) and return every row."""
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / ROWS
+    rows = read_jsonl(path) if path.exists() else []
+    done = {(r["domain"], r["split"], r["problem"], r["side"]) for r in rows}
+    fn = measure_function(claim)
+    with open(path, "a") as out:
+        for row in fn(params, list(claim.methods), dict(claim.experiment.get("args") or {}), done):
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+            rows.append(row)
+            state = "ok" if row["completed"] else "limit"
+            echo(f"[{claim.id}] {row['domain']}/{row['split']}/{row['problem']} {row['side']}: {state}")
+    return rows
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    """One measurement atom: ``holds``; ``coverage`` (the name the verdict files use) each side's
+    geometric mean of the metric over its completed problems (for ``completed_at_least``: the
+    completed fraction); ``test`` and its Holm-adjusted ``p`` (``lower``, ``ratio_falls_with``);
+    ``gap`` the geometric-mean ratio A / B with its interval."""
+
+    atom: Atom
+    holds: bool
+    coverage: dict
+    test: stats.PairedTest | None = None
+    p: float | None = None
+    gap: stats.Interval | None = None
+    units: str = "problems"
+    note: str = ""
+
+    def describe(self) -> str:
+        """One line: the atom, each side's value, the test or ratio, the outcome."""
+        cells = "; ".join(f"`{m}` {iv.value:.4g} over {iv.n} problems" for m, iv in self.coverage.items())
+        extra = ""
+        if self.test is not None:
+            p = stats.format_p(self.p if self.p is not None else self.test.p)
+            extra = (f"; {self.test.test}: A lower on {self.test.b_better}, higher on {self.test.a_better} of "
+                     f"{self.test.n} problems, {'Holm ' if self.p is not None else ''}{p}"
+                     if self.test.test == "wilcoxon" else
+                     f"; {self.test.test} rho {self.test.diff:+.2f} over {self.test.n} problems, one-sided {p}")
+        if self.gap is not None:
+            extra += f"; A / B {self.gap.value:.3g} {stats.format_interval(self.gap, '.3g')}"
+        return (f"{self.atom.label()}: {'holds' if self.holds else 'does not hold'} ({cells}{extra}"
+                f"{'; ' + self.note if self.note else ''})")
+
+
+def _select(rows: Iterable[dict], atom: Atom) -> dict:
+    """``{side: {(domain, split, problem): row}}`` of the atom's sides on its domain / split."""
+    out: dict = defaultdict(dict)
+    for r in rows:
+        if r["side"] in atom.methods and (not atom.domain or r["domain"] == atom.domain) and \
+                (not atom.split or r["split"] == atom.split):
+            out[r["side"]][(r["domain"], r["split"], r["problem"])] = r
+    return out
+
+
+def _value(row: dict, metric: str) -> float:
+    """The row's metric; +inf when the side did not complete (larger than any completed value)."""
+    if not row["completed"]:
+        return math.inf
+    v = row["values"].get(metric)
+    if v is None:
+        raise ValueError(f"measurement row {row['domain']}/{row['problem']} ({row['side']}) has no {metric!r}")
+    return float(v)
+
+
+def _geomean(values: list[float]) -> float:
+    positive = [max(v, 1e-12) for v in values]
+    return float(np.exp(np.mean(np.log(positive)))) if positive else math.nan
+
+
+def _measure(atom: Atom, rows: list[dict], seed: int):
+    by = _select(rows, atom)
+    a = by.get(atom.methods[0], {})
+    if atom.kind == "completed_at_least":
+        done = sum(r["completed"] for r in a.values())
+        frac = done / len(a) if a else math.nan
+        iv = stats.wilson(done, len(a))
+        return {atom.methods[0]: iv}, None, None, frac
+    b = by.get(atom.methods[1], {})
+    common = sorted(set(a) & set(b))
+    both = [k for k in common if a[k]["completed"] and b[k]["completed"]]
+    sides = {m: stats.Interval(_geomean([_value(side[k], atom.metric) for k in side if side[k]["completed"]]),
+                               math.nan, math.nan, sum(r["completed"] for r in side.values()), 1, None, "geomean")
+             for m, side in ((atom.methods[0], a), (atom.methods[1], b))}
+    logs = np.log([max(_value(a[k], atom.metric), 1e-12) / max(_value(b[k], atom.metric), 1e-12) for k in both])
+    ratio = None
+    if len(logs):
+        rng = np.random.default_rng(seed)
+        means = logs[rng.integers(0, len(logs), size=(stats.RESAMPLES, len(logs)))].mean(axis=1)
+        low, high = np.quantile(means, [0.025, 0.975])
+        ratio = stats.Interval(float(np.exp(logs.mean())), float(np.exp(low)), float(np.exp(high)), len(logs), 1,
+                               None, "bootstrap")
+    test = None
+    if atom.kind == "lower":
+        xa = [_value(a[k], atom.metric) for k in common]
+        xb = [_value(b[k], atom.metric) for k in common]
+        # ranks of A - B on a log scale; a side past its limit (+inf) is larger than any value
+        d = []
+        for x, y in zip(xa, xb):
+            d.append(0.0 if x == y else (math.inf if math.isinf(x) else -math.inf if math.isinf(y)
+                                         else math.log(max(x, 1e-12) / max(y, 1e-12))))
+        d = np.array(d, dtype=float)
+        finite = d[np.isfinite(d)]
+        big = 2 * (np.abs(finite).max() if finite.size else 1.0) + 1.0
+        d = np.where(np.isposinf(d), big, np.where(np.isneginf(d), -big, d))
+        nz = d[d != 0]
+        p = float(sstats.wilcoxon(nz, zero_method="wilcox").pvalue) if nz.size else 1.0
+        # diff: the median log ratio A / B (negative: A lower)
+        test = stats.PairedTest("wilcoxon", len(d), int((d > 0).sum()), int((d < 0).sum()),
+                                float(np.median(d)) if d.size else math.nan, p)
+    elif atom.kind == "ratio_falls_with":
+        if len(logs) >= 3:
+            objects = [a[k]["objects"] for k in both]
+            res = sstats.spearmanr(objects, logs, alternative="less")
+            test = stats.PairedTest("spearman", len(logs), 0, 0, float(res.statistic), float(res.pvalue))
+        else:
+            test = stats.PairedTest("spearman", len(logs), 0, 0, math.nan, 1.0)
+    return sides, test, ratio, None
+
+
+def evaluate(claim: Claim, rows: list[dict], seed: int = 0):
+    """The claim's :class:`~planarena.claims.verdict.Verdict` from the measurement ``rows``."""
+    from planarena.claims.verdict import Verdict, _evaluate
+
+    results, blocks = {}, {}
+    for name in BLOCKS:
+        cond = getattr(claim, name)
+        atoms = cond.atoms()
+        measured = [_measure(a, rows, seed) for a in atoms]
+        lower = [i for i, a in enumerate(atoms) if a.kind == "lower"]
+        adjusted = dict(zip(lower, stats.holm([measured[i][1].p for i in lower])))
+        out = []
+        for i, (a, (sides, test, ratio, frac)) in enumerate(zip(atoms, measured)):
+            note = ""
+            if a.kind == "completed_at_least":
+                holds = not math.isnan(frac) and frac >= a.threshold
+                note = f"completed {frac:.2f}"
+            elif a.kind == "lower":
+                holds = test.diff < 0 and adjusted[i] < claim.alpha
+            elif a.kind == "ratio_falls_with":
+                holds = test.diff < 0 and test.p < claim.alpha
+            elif ratio is None:
+                holds, note = False, "no problem both sides completed"
+            elif a.kind == "ratio_at_most":
+                holds = ratio.high <= a.threshold
+            else:
+                holds = ratio.low >= a.threshold
+            out.append(MeasureResult(a, bool(holds), sides, test, adjusted.get(i), ratio, note=note))
+        results[name] = out
+        blocks[name] = _evaluate(cond, {r.atom: r.holds for r in out})
+    if not blocks["gate"]:
+        verdict = "inconclusive"
+    elif blocks["confirm"] and not blocks["refute"]:
+        verdict = "confirmed"
+    elif blocks["refute"] and not blocks["confirm"]:
+        verdict = "refuted"
+    else:
+        verdict = "inconclusive"
+    return Verdict(claim.id, verdict, blocks, results)
+
+
+def table(claim: Claim, rows: list[dict]) -> list[str]:
+    """Markdown lines: per problem, each side's metrics (the atoms' metrics) or ``limit``."""
+    metrics = list(dict.fromkeys(a.metric for b in BLOCKS for a in getattr(claim, b).atoms()
+                                 if a.kind != "completed_at_least"))
+    sides = list(claim.methods)
+    by: dict = defaultdict(dict)
+    for r in rows:
+        by[(r["domain"], r["split"], r["problem"], r["objects"])][r["side"]] = r
+    head = ["domain", "split", "problem", "objects", *[f"{s} {m}" for s in sides for m in metrics]]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * 4 + "---:|" * (len(head) - 4)]
+    for (d, s, p, o), got in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][3], kv[0][2])):
+        cells = []
+        for side in sides:
+            for m in metrics:
+                r = got.get(side)
+                cells.append("–" if r is None else (f"{r['values'][m]:,}" if r["completed"] else "limit"))
+        out.append("| " + " | ".join([d, s, p, str(o), *cells]) + " |")
+    return out
+
+
+def write_rows(rows: list[dict], out: Path) -> None:
+    """The rows beside the verdict, one JSON object per line (sorted: the page regenerates from them)."""
+    key = lambda r: (r["domain"], r["split"], r["problem"], r["side"])  # noqa: E731
+    atomic_write_text(out / ROWS, "".join(json.dumps(r, sort_keys=True) + "\n" for r in sorted(rows, key=key)))
+
+
+__all__ = ["MeasureResult", "ROWS", "evaluate", "measure_function", "run", "table", "write_rows"]

@@ -1,0 +1,119 @@
+"""Measurements of the width-based policies' lookaheads, for measurement claims
+(:mod:`planarena.claims.measure`) and ``benchmarks/bench_lookahead.py``.
+
+Source: ``../shared/papers/aiw-ad-rgnn-policies.txt``, Section 3 ("Abstracted IW(k)"): IW(1) is
+linear in the number of ground atoms, which grows polynomially with the objects; AIW(1)'s novelty
+table is bounded by O(t^(m-1) |O|), linear in the objects, "Consequently, Abstracted IW(1) evaluates
+significantly faster". A lookahead from a problem's initial state is the unit measured: nodes
+expanded, successors generated, candidates, novelty-table size and CPU seconds; one past its CPU
+limit is recorded as not completed (its counters unknown).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Iterator
+
+from planarena.config import get
+
+#: Values of one lookahead row (the metrics a claim atom can name).
+METRICS = ("expanded", "generated", "jumps", "novelty_features", "max_depth", "cpu_s")
+
+
+def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: float) -> dict:
+    """One ``kind`` lookahead (:data:`planarena.methods.rgnn_policies.lookahead.KINDS`) from the
+    initial state of ``problem_file``: ``objects``, ``atoms`` (fluent atoms true initially),
+    ``parse_s``, ``completed`` and, when completed, ``expanded``, ``generated``, ``jumps``,
+    ``novelty_features``, ``max_depth``; ``cpu_s`` the lookahead's CPU seconds (at most about
+    ``time_limit``, a CPU-time limit: a loaded machine does not change whether it completes).
+    Objects and constants get their declared types (AIW's r(o)). The problem is parsed anew
+    (:func:`planarena.core.pddl.parse_problem`), so a second side does not reuse the first's
+    grounding. A gzipped problem (``.pddl.gz``, the IPC 2023 layout) is read from a decompressed
+    temporary copy."""
+    from planarena.core.pddl import atom_indices, parse_problem
+    from planarena.methods.rgnn_policies.lookahead import AtomFeatures, LookaheadTimeout, lookahead, object_types
+
+    if str(problem_file).endswith(".gz"):
+        import gzip
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="planarena-measure-") as tmp:
+            plain = Path(tmp) / Path(problem_file).name[:-3]
+            plain.write_bytes(gzip.decompress(Path(problem_file).read_bytes()))
+            return lookahead_row(domain_file, plain, kind, time_limit)
+    t0 = time.perf_counter()
+    problem = parse_problem(domain_file, problem_file)  # uncached: no grounding from another side's search
+    state = problem.get_initial_state()
+    row = {"objects": len(problem.get_objects()), "atoms": len(atom_indices(state)[0]),
+           "parse_s": round(time.perf_counter() - t0, 3)}
+    feats = AtomFeatures(problem, kind, object_types(problem_file, domain_file)) if kind != "flat" else None
+    c0 = time.process_time()
+    try:
+        tree = lookahead(problem, state, kind, feats, deadline=c0 + time_limit)
+    except LookaheadTimeout:
+        return {**row, "completed": False, "cpu_s": round(time.process_time() - c0, 3)}
+    return {**row, "completed": True, "expanded": tree.expanded, "generated": tree.generated,
+            "jumps": len(tree.jumps), "novelty_features": tree.novelty_features, "max_depth": tree.max_depth,
+            "cpu_s": round(time.process_time() - c0, 4)}
+
+
+def spread(files: list[Path], n: int | None) -> list[Path]:
+    """``n`` of ``files`` (sorted by size) evenly spread over the list, the first and last included;
+    all of them when ``n`` is None or at least their number."""
+    if n is None or len(files) <= n:
+        return list(files)
+    if n <= 1:
+        return files[-1:] if n == 1 else []
+    picks = [round(i * (len(files) - 1) / (n - 1)) for i in range(n)]
+    return [files[i] for i in dict.fromkeys(picks)]
+
+
+def lookahead_cost(params: dict, sides: list[str], args: dict, done: set) -> Iterator[dict]:
+    """The measurement of a lookahead-cost claim: for every domain of the params' external suite
+    (``suite``, ``suites.<suite>.path`` and ``.domains``), the problems of ``args["splits"]``
+    (split names of the suite's layout, e.g. ``test-easy``; ``args["per_split"]`` of each, spread
+    over the size range, :func:`spread`), one lookahead per side (``sides``: lookahead kinds, e.g.
+    ``[iw, aiw]``) from the initial state under ``args["time_limit"]`` CPU seconds.
+
+    Yields rows ``{"domain", "split", "problem", "objects", "atoms", "side", "completed",
+    "values": {metric: value}}``, skipping the ``(domain, split, problem, side)`` keys in ``done``
+    (a resumed run).
+
+    Raises:
+        ValueError: the params name no external suite, or a split is not in its layout (one line).
+    """
+    from planarena.datasets.suites import LAYOUTS
+    from planarena.methods.rgnn_policies.lookahead import KINDS
+
+    suite = params.get("suite")
+    if suite not in LAYOUTS:
+        raise ValueError(f"lookahead_cost: suite {suite!r} has no file layout (one of {', '.join(LAYOUTS)})")
+    bad = [s for s in sides if s not in KINDS]
+    if bad:
+        raise ValueError(f"lookahead_cost: unknown lookahead(s) {', '.join(bad)}; one of {', '.join(KINDS)}")
+    root = Path(get(params, f"suites.{suite}.path"))
+    folders = {split: folder for folder, split in LAYOUTS[suite]}
+    splits = list(args.get("splits") or folders)
+    unknown = [s for s in splits if s not in folders]
+    if unknown:
+        raise ValueError(f"lookahead_cost: split(s) {', '.join(unknown)} not in the {suite} layout "
+                         f"({', '.join(folders)})")
+    limit = float(args.get("time_limit", 60.0))
+    for domain in get(params, f"suites.{suite}.domains"):
+        domain_file = root / domain / "domain.pddl"
+        for split in splits:
+            files = sorted((root / domain / folders[split]).glob("*.pddl*"), key=lambda f: f.name)
+            files = [f for f in files if f.name.endswith((".pddl", ".pddl.gz"))]
+            for f in spread(files, args.get("per_split")):
+                for side in sides:
+                    name = f.name.split(".pddl")[0]
+                    if (domain, split, name, side) in done:
+                        continue
+                    row = lookahead_row(domain_file, f, side, limit)
+                    values = {k: row[k] for k in METRICS if k in row}
+                    yield {"domain": domain, "split": split, "problem": name, "objects": row["objects"],
+                           "atoms": row["atoms"], "side": side, "completed": row["completed"], "values": values}
+
+
+__all__ = ["METRICS", "lookahead_cost", "lookahead_row", "spread"]

@@ -1,0 +1,147 @@
+"""Measurement claims (``planarena.claims.measure``): a claim about a per-problem cost, measured by
+a family's function and judged by paired tests on the rows; and the R-GNN family's lookahead-cost
+measurement on a tiny IPC-layout suite."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import pytest
+from conftest import TINY
+
+from planarena.claims import measure
+from planarena.claims.spec import load_claim
+from planarena.config import ConfigError
+
+CLAIM = """
+id: {id}
+paper: aiw-ad-rgnn-policies
+where: Section 3
+claim: AIW expands fewer nodes than IW as objects grow.
+experiment:
+  measure: test_claims_measure:fake_measure
+  suite: ipc2023
+  methods: [iw, aiw]
+  args: {{problems: 12}}
+cost: {{cpu_minutes: 1}}
+gate:
+  - {{completed_at_least: [aiw, 0.9]}}
+confirm:
+  all:
+    - {{lower: [aiw, iw], metric: expanded}}
+    - {{ratio_at_most: [aiw, iw, 0.5], metric: expanded}}
+    - {{ratio_falls_with: [aiw, iw], metric: expanded}}
+refute:
+  any:
+    - {{lower: [iw, aiw], metric: expanded}}
+    - {{ratio_at_least: [aiw, iw, 0.9], metric: expanded}}
+"""
+
+CALLS: list = []
+
+
+def fake_measure(params, sides, args, done):
+    """IW expands objects^2 nodes, AIW 2 * objects; IW does not complete on the largest problem."""
+    CALLS.append(len(done))
+    for i in range(args["problems"]):
+        objects = 5 + 5 * i
+        for side in sides:
+            if ("d", "test", f"p{i}", side) in done:
+                continue
+            completed = not (side == "iw" and i == args["problems"] - 1)
+            value = objects ** 2 if side == "iw" else 2 * objects
+            yield {"domain": "d", "split": "test", "problem": f"p{i}", "objects": objects, "side": side,
+                   "completed": completed, "values": {"expanded": value} if completed else {"cpu_s": 9.0}}
+
+
+def _claim(tmp_path, text=CLAIM, name="aiw-cheaper"):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text.format(id=name))
+    return load_claim(path)
+
+
+def test_measurement_claim_confirms_from_paired_per_problem_values(tmp_path):
+    claim = _claim(tmp_path)
+    assert claim.is_measure
+    rows = list(fake_measure({}, claim.methods, {"problems": 12}, set()))
+    v = measure.evaluate(claim, rows)
+    assert v.verdict == "confirmed", [r.describe() for b in v.results.values() for r in b]
+    ratio = v.results["confirm"][1].gap
+    # 2n / n^2 = 2 / n over the 11 problems both completed (n = 5 .. 55): geometric mean
+    expected = math.exp(sum(math.log(2 / (5 + 5 * i)) for i in range(11)) / 11)
+    assert ratio.n == 11 and ratio.value == pytest.approx(expected) and ratio.high <= 0.5
+    lower = v.results["confirm"][0]
+    assert lower.test.n == 12 and lower.test.b_better == 11 + 1 and lower.p < 0.05  # the timeout counts too
+    # the same rows with the sides swapped in the claim: refuted
+    swapped = [{**r, "side": {"iw": "aiw", "aiw": "iw"}[r["side"]]} for r in rows]
+    v2 = measure.evaluate(claim, swapped)
+    assert v2.verdict == "refuted" and v2.blocks["gate"] and not v2.blocks["confirm"]  # 11 of 12 completed
+    # a gate of 0.95 fails there: inconclusive whatever the tests say
+    strict = _claim(tmp_path, CLAIM.replace("[aiw, 0.9]", "[aiw, 0.95]"), name="aiw-cheaper-strict")
+    assert measure.evaluate(strict, swapped).verdict == "inconclusive"
+
+
+def test_measurement_claim_runs_resumes_and_writes_its_page(tmp_path, monkeypatch):
+    from planarena.claims import run as claim_run
+
+    claim = _claim(tmp_path)
+    work = tmp_path / "work"
+    CALLS.clear()
+    claim_run.run(claim, work, echo=lambda line: None)
+    first = (work / measure.ROWS).read_text().splitlines()
+    assert len(first) == 24 and CALLS == [0]
+    claim_run.run(claim, work, echo=lambda line: None)   # resumes: nothing measured twice
+    assert (work / measure.ROWS).read_text().splitlines() == first and CALLS == [0, 24]
+    v = claim_run.write_page(claim, work, tmp_path / "reports")
+    out = tmp_path / "reports" / claim.id
+    assert v.verdict == "confirmed"
+    page = (out / "claim.md").read_text()
+    assert "**confirmed**" in page and "## Per problem" in page and "| d | test | p11 | 60 | limit | 120 |" in page
+    data = json.loads((out / "verdict.json").read_text())
+    assert data["verdict"] == "confirmed" and data["measurements"] == 24
+    assert len((out / measure.ROWS).read_text().splitlines()) == 24
+    assert json.loads((work / "cost.json").read_text())["runs"] == 2
+
+
+@pytest.mark.parametrize("edit, message", [
+    ("measure: test_claims_measure:fake_measure", "measure: nowhere"),
+    ("- {{lower: [aiw, iw], metric: expanded}}", "- {{better: [aiw, iw], split: test}}"),
+    ("- {{ratio_at_most: [aiw, iw, 0.5], metric: expanded}}", "- {{ratio_at_most: [aiw, iw], metric: expanded}}"),
+    ("- {{lower: [aiw, iw], metric: expanded}}", "- {{lower: [aiw, iw]}}"),
+])
+def test_malformed_measurement_claim_is_one_line_naming_the_file(tmp_path, edit, message):
+    with pytest.raises(ConfigError, match="aiw-cheaper.yaml"):
+        _claim(tmp_path, CLAIM.replace(edit, message))
+
+
+def test_lookahead_cost_measures_each_side_on_fresh_parses(tmp_path):
+    """The R-GNN family's measurement: one lookahead per side from the initial state of each
+    problem of the named splits (an IPC-layout suite), gzipped problems included; AIW(1) on the
+    untyped tiny Blocksworld expands no more than IW(1)."""
+    import gzip
+
+    from planarena.methods.rgnn_policies.measure import lookahead_cost, spread
+
+    root = tmp_path / "ipc"
+    d = root / "tiny"
+    for folder in ("training/easy", "testing/easy", "testing/medium", "testing/hard"):
+        (d / folder).mkdir(parents=True)
+    shutil.copy(TINY / "domain.pddl", d / "domain.pddl")
+    shutil.copy(TINY / "three.pddl", d / "testing" / "easy" / "p01.pddl")
+    (d / "testing" / "medium" / "p01.pddl.gz").write_bytes(gzip.compress((TINY / "three.pddl").read_bytes()))
+    params = {"suite": "ipc2023", "suites": {"ipc2023": {"path": str(root), "domains": ["tiny"]}}}
+    rows = list(lookahead_cost(params, ["iw", "aiw"], {"splits": ["test-easy", "test-medium"], "time_limit": 10},
+                               set()))
+    assert [(r["split"], r["problem"], r["side"]) for r in rows] == [
+        ("test-easy", "p01", "iw"), ("test-easy", "p01", "aiw"), ("test-medium", "p01", "iw"),
+        ("test-medium", "p01", "aiw")]
+    assert all(r["completed"] and r["objects"] == 3 for r in rows)
+    assert rows[0]["values"] == rows[2]["values"] | {"cpu_s": rows[0]["values"]["cpu_s"]}
+    assert rows[1]["values"]["expanded"] <= rows[0]["values"]["expanded"]
+    done = {("tiny", "test-easy", "p01", "iw")}
+    assert len(list(lookahead_cost(params, ["iw", "aiw"], {"splits": ["test-easy"]}, done))) == 1
+    with pytest.raises(ValueError, match="test-giant"):
+        list(lookahead_cost(params, ["iw"], {"splits": ["test-giant"]}, set()))
+    assert spread(list(range(10)), 4) == [0, 3, 6, 9] and spread([1, 2], 5) == [1, 2]
