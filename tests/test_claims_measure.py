@@ -103,6 +103,12 @@ def test_measurement_claim_runs_resumes_and_writes_its_page(tmp_path, monkeypatc
     assert data["verdict"] == "confirmed" and data["measurements"] == 24
     assert len((out / measure.ROWS).read_text().splitlines()) == 24
     assert json.loads((work / "cost.json").read_text())["runs"] == 2
+    # the front page's Claims row shows the ratio, not a coverage gap
+    from planarena.report.sections import claims as section
+
+    [row] = section.table(section.load_verdicts(tmp_path / "reports")).to_dict("records")
+    assert row["verdict"] == "**confirmed**" and "ratio_at_most(aiw, iw, 0.5) in expanded" in row["measured"]
+    assert ", ratio 0.0815 [" in row["measured"] and "gap" not in row["measured"]
 
 
 @pytest.mark.parametrize("edit, message", [

@@ -11,13 +11,15 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from planarena.claims.spec import MEASURE_ATOMS
 from planarena.report.markdown import md_text
 
 DESCRIPTION = (
     "Each paper's claims as pre-registered experiments (gate, confirm and refute written before the "
     "run, `claims/`); the verdict is computed from the claim run's records with paired tests "
     "(`planarena claims run ID`). *Measured*: the confirm condition's comparisons, coverage (or Hit@k) "
-    "of A vs B on the same problems (queries, domains), Holm-adjusted p or the interval of the gap A - B. "
+    "of A vs B on the same problems (queries, domains), Holm-adjusted p or the interval of the gap A - B; "
+    "for a measurement claim the geometric means of the measured value and the ratio A / B. "
     "Cost: measured wall time on 2 cores (expected)."
 )
 
@@ -48,7 +50,9 @@ def _measured(v: Mapping) -> str:
         values = " vs ".join(f"{c['value']:.2f}" for c in cov)
         p, gap = a.get("holm_p"), a.get("gap")
         extra = f", p={p:.3g}" if isinstance(p, (int, float)) else ""
-        if isinstance(gap, Mapping):
+        if isinstance(gap, Mapping) and a["atom"].split("(")[0] in MEASURE_ATOMS:  # a measurement claim: A / B
+            extra += f", ratio {gap['value']:.3g} [{gap['low']:.3g}, {gap['high']:.3g}]"
+        elif isinstance(gap, Mapping):
             extra += f", gap {gap['value']:+.3f} [{gap['low']:+.3f}, {gap['high']:+.3f}]"
         parts.append(f"{a['atom']}: {values}{extra}")
     return "; ".join(parts)
