@@ -150,6 +150,13 @@ def test_horizon_ceiling_counts_held_out_problems_whose_optimal_plan_is_too_long
                      "cannot be solved (their optimal plans are longer); for 2 more no optimal plan is known "
                      "and no plan within the horizon was found by the planners."]
     assert horizon_ceiling(plans, index, {"fd": None}, ["fd"]) == []
+    # problems the planning stage never ran on (planners.splits) are said so, not "no plan found"
+    index[("blocksworld", "test-easy")] = {"e1", "e2"}
+    [line] = horizon_ceiling(plans, index, {"walk": 100}, ["walk"])
+    assert line.endswith("1 of 6 held-out problems cannot be solved (their optimal plans are longer); for 2 "
+                         "more no optimal plan is known and no plan within the horizon was found by the "
+                         "planners; 2 have no reference-plan record (not planned, see `planners.splits`, or the "
+                         "records were not kept), so their ceiling is unknown.")
 
 
 def test_cap_ceiling_counts_problems_the_object_and_token_caps_make_unsolvable_per_split():

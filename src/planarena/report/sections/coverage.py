@@ -253,18 +253,26 @@ def horizon_ceiling(
     held_out = [(d, s, p) for (d, s), probs in index.items() if is_held_out(s) for p in probs]
     out = []
     for h, methods in sorted(by_h.items()):
-        over, unknown = 0, 0
+        over, unknown, unplanned = 0, 0, 0
         for key in held_out:
-            r = plans.get(key) or {}
+            r = plans.get(key)
+            if r is None:
+                unplanned += 1
+                continue
             length = r.get("plan_length") if r.get("outcome") == "solved" else None
             if length is not None and r.get("optimal") and length > h:
                 over += 1
             elif length is None or (not r.get("optimal") and length > h):
                 unknown += 1
         names = ", ".join(f"`{m}`" for m in methods)
-        out.append(f"Horizon ceiling: with plans of at most {h} steps ({names}), {over} of {len(held_out)} "
-                   f"held-out problems cannot be solved (their optimal plans are longer); for {unknown} more "
-                   "no optimal plan is known and no plan within the horizon was found by the planners.")
+        line = (f"Horizon ceiling: with plans of at most {h} steps ({names}), {over} of {len(held_out)} "
+                "held-out problems cannot be solved (their optimal plans are longer)")
+        if unknown:
+            line += f"; for {unknown} more no optimal plan is known and no plan within the horizon was found by the planners"
+        if unplanned:
+            line += (f"; {unplanned} have no reference-plan record (not planned, see `planners.splits`, or the "
+                     "records were not kept), so their ceiling is unknown")
+        out.append(line + ".")
     return out
 
 
