@@ -94,7 +94,11 @@ class MeasureResult:
 
     def describe(self) -> str:
         """One line: the atom, each side's value, the test or ratio, the outcome."""
-        cells = "; ".join(f"`{m}` {iv.value:.4g} over {iv.n} problems" for m, iv in self.coverage.items())
+        if self.atom.kind == "completed_at_least":
+            cells = "; ".join(f"`{m}` completed {iv.k}/{iv.n} problems" for m, iv in self.coverage.items())
+        else:
+            cells = "; ".join(f"`{m}` geometric mean {iv.value:.4g} over its {iv.n} completed problems"
+                              for m, iv in self.coverage.items())
         extra = ""
         if self.test is not None:
             p = stats.format_p(self.p if self.p is not None else self.test.p)
@@ -199,7 +203,6 @@ def evaluate(claim: Claim, rows: list[dict], seed: int = 0):
             note = ""
             if a.kind == "completed_at_least":
                 holds = not math.isnan(frac) and frac >= a.threshold
-                note = f"completed {frac:.2f}"
             elif a.kind == "lower":
                 holds = test.diff < 0 and adjusted[i] < claim.alpha
             elif a.kind == "ratio_falls_with":
