@@ -210,8 +210,8 @@ class RGNNPolicy(Method):
         (``data/cache/rgnn_policies/<key>``, :meth:`_unit_key`): a row whose training is the same
         computation as one already trained (``baiw`` / ``caiw`` where they reduce to ``aiw``,
         :meth:`equivalent_lookahead`) copies that model instead of training it again; its facts say
-        ``shared_with`` (the lookahead it reduced to) and it is charged the model's training time,
-        as every row decoding it is."""
+        ``shared_with`` (the lookahead it reduced to; the same bytes whether or not the cache had
+        it) and it is charged the model's training time, as every row decoding it is."""
         import shutil
 
         cfg = self.train_config()
@@ -241,7 +241,9 @@ class RGNNPolicy(Method):
                 info = {**json.loads((shared / "facts.json").read_text()), "shared_with": shared_with}
                 atomic_write_json(out / "facts.json", info, default=float)
                 seconds = json.loads((shared / "time.json").read_text())["train_time_s"]
-                return {**info, "from_cache": shared.name, "train_time_s": seconds}
+                # no cache key in the facts: DVC tracks them, and a rerun that finds the unit in the
+                # cache must write the same bytes as the run that trained it
+                return {**info, "train_time_s": seconds}
             cache = self._cache()
             for p, types in train + val:
                 cache.add(p, types)
