@@ -180,9 +180,9 @@ class SATr(Method):
         if self.decoding not in allowed:
             raise ValueError(f"params: methods.{name}.decoding={self.decoding!r}; arch {self.arch} decodes with "
                              f"{', '.join(allowed)}")
-        if self.settings().select_with not in STRATEGIES:
-            raise ValueError(f"params: transformers.select_with={self.settings().select_with!r}; one of "
-                             f"{', '.join(STRATEGIES)}")
+        select_with = (get(params, "transformers", {}) or {}).get("select_with", "greedy")
+        if select_with not in STRATEGIES:  # the raw param: settings() also resolves the device
+            raise ValueError(f"params: transformers.select_with={select_with!r}; one of {', '.join(STRATEGIES)}")
         self._models: dict[tuple[str, int], Any] = {}
         self._facts: dict = {}
         self.model_dir: Path | None = None
