@@ -44,10 +44,9 @@ def problem_ladder(suite: Path, domain: str, per_domain: int) -> list[Path]:
 
     files = [f for folder in FOLDERS for f in sorted((suite / domain / folder).glob("*.pddl"))]
     sized = sorted(((count_objects(read_pddl_file(f, "problem")), str(f)) for f in files))
-    if len(sized) <= per_domain:
-        return [Path(f) for _, f in sized]
-    picks = [round(i * (len(sized) - 1) / (per_domain - 1)) for i in range(per_domain)]
-    return [Path(sized[i][1]) for i in dict.fromkeys(picks)]
+    from planarena.methods.rgnn_policies.measure import spread
+
+    return [Path(f) for _, f in spread(sized, per_domain)]
 
 
 def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: float) -> dict:

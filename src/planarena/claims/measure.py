@@ -189,7 +189,7 @@ def _measure(atom: Atom, rows: list[dict], seed: int):
 
 def evaluate(claim: Claim, rows: list[dict], seed: int = 0):
     """The claim's :class:`~planarena.claims.verdict.Verdict` from the measurement ``rows``."""
-    from planarena.claims.verdict import Verdict, _evaluate
+    from planarena.claims.verdict import Verdict, _evaluate, decide
 
     results, blocks = {}, {}
     for name in BLOCKS:
@@ -216,15 +216,7 @@ def evaluate(claim: Claim, rows: list[dict], seed: int = 0):
             out.append(MeasureResult(a, bool(holds), sides, test, adjusted.get(i), ratio, note=note))
         results[name] = out
         blocks[name] = _evaluate(cond, {r.atom: r.holds for r in out})
-    if not blocks["gate"]:
-        verdict = "inconclusive"
-    elif blocks["confirm"] and not blocks["refute"]:
-        verdict = "confirmed"
-    elif blocks["refute"] and not blocks["confirm"]:
-        verdict = "refuted"
-    else:
-        verdict = "inconclusive"
-    return Verdict(claim.id, verdict, blocks, results)
+    return Verdict(claim.id, decide(blocks), blocks, results)
 
 
 def table(claim: Claim, rows: list[dict]) -> list[str]:

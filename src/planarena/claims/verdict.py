@@ -237,6 +237,18 @@ def _evaluate(cond: Condition, outcome: Mapping[Atom, bool]) -> bool:
     return all(values) if cond.op == "all" else any(values)
 
 
+def decide(blocks: Mapping[str, bool]) -> str:
+    """The verdict from whether each block holds: the gate fails -> ``inconclusive``; confirm
+    holds and refute does not -> ``confirmed``; the opposite -> ``refuted``; else ``inconclusive``."""
+    if not blocks["gate"]:
+        return "inconclusive"
+    if blocks["confirm"] and not blocks["refute"]:
+        return "confirmed"
+    if blocks["refute"] and not blocks["confirm"]:
+        return "refuted"
+    return "inconclusive"
+
+
 def evaluate(claim: Claim, records: Iterable[ResultRecord], index: Mapping[tuple[str, str], Iterable[str]],
              seed: int = 0) -> Verdict:
     """The claim's :class:`Verdict` from the result records and the instance index
@@ -269,15 +281,7 @@ def evaluate(claim: Claim, records: Iterable[ResultRecord], index: Mapping[tuple
             out.append(AtomResult(a, bool(holds), values, test, adjusted.get(i), gap, units))
         results[name] = out
         blocks[name] = _evaluate(cond, {r.atom: r.holds for r in out})
-    if not blocks["gate"]:
-        verdict = "inconclusive"
-    elif blocks["confirm"] and not blocks["refute"]:
-        verdict = "confirmed"
-    elif blocks["refute"] and not blocks["confirm"]:
-        verdict = "refuted"
-    else:
-        verdict = "inconclusive"
-    return Verdict(claim.id, verdict, blocks, results)
+    return Verdict(claim.id, decide(blocks), blocks, results)
 
 
-__all__ = ["AtomResult", "HitMeasurements", "Measurements", "VERDICTS", "Verdict", "evaluate"]
+__all__ = ["AtomResult", "HitMeasurements", "Measurements", "VERDICTS", "Verdict", "decide", "evaluate"]
