@@ -42,6 +42,11 @@ from planarena.claims.spec import BLOCKS, Atom, Claim
 from planarena.core.io import atomic_write_text, read_jsonl
 
 ROWS = "measurements.jsonl"
+#: The page's line on how the measurement atoms are tested.
+RULE = ("Measurement atoms: `lower` is the Wilcoxon signed-rank test on the per-problem log ratio (a side "
+        "past its limit ranks largest), Holm-corrected within a block; `ratio_*` compare the 95 % bootstrap "
+        "interval of the geometric-mean ratio over the problems both sides completed with the threshold; "
+        "`ratio_falls_with` is Spearman's one-sided rank correlation of log ratio and objects.")
 
 
 def measure_function(claim: Claim):
@@ -245,4 +250,4 @@ def write_rows(rows: list[dict], out: Path) -> None:
     atomic_write_text(out / ROWS, "".join(json.dumps(r, sort_keys=True) + "\n" for r in sorted(rows, key=key)))
 
 
-__all__ = ["MeasureResult", "ROWS", "evaluate", "measure_function", "run", "table", "write_rows"]
+__all__ = ["MeasureResult", "ROWS", "RULE", "evaluate", "measure_function", "run", "table", "write_rows"]

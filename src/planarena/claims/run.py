@@ -333,62 +333,44 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
 def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
     """Compute the verdict from the workspace and write ``out_root/<id>/``: ``verdict.json``,
     ``claim.md``, ``params.yaml`` (the workspace's) and ``report/`` (the workspace's leaderboard and
-    detail pages, when it has them)."""
+    detail pages, when it has them); for a measurement claim the rows (``measurements.jsonl``)
+    instead of ``report/``, and the page's per-problem table."""
+    from planarena.claims import measure
+
     seed = int((yaml.safe_load((work / "params.yaml").read_text()) or {}).get("seed", 0) or 0)
-    if claim.is_measure:
-        return _write_measure_page(claim, work, out_root, seed)
-    records, index = _records_and_index(work)
-    verdict = evaluate(claim, records, index, seed)
-    data = Measurements(records, index)
-    checks = published_check(claim, data, seed, HitMeasurements(records))
-    largest = largest_solved(claim, data)
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
     commit = cost.get("commit") or _git_head()  # the code the run used (its last resumption)
+    if claim.is_measure:
+        rows = read_jsonl(work / measure.ROWS) if (work / measure.ROWS).exists() else []
+        verdict = measure.evaluate(claim, rows, seed)
+        extra = {"measurements": len(rows)}
+        page = render_page(claim, verdict, cost, commit).rstrip("\n").split("\n")
+        page = "\n".join(page[:-1] + [measure.RULE, "", "## Per problem", "", *measure.table(claim, rows), "",
+                                      page[-1]]) + "\n"
+    else:
+        records, index = _records_and_index(work)
+        verdict = evaluate(claim, records, index, seed)
+        data = Measurements(records, index)
+        checks = published_check(claim, data, seed, HitMeasurements(records))
+        largest = largest_solved(claim, data)
+        extra = {"published_check": checks, "largest_solved": largest}
+        page = render_page(claim, verdict, cost, commit, checks, largest)
     out = out_root / claim.id
     out.mkdir(parents=True, exist_ok=True)
     data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
             "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
-            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "published_check": checks,
-            "largest_solved": largest}
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, **extra}
     atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
-    atomic_write_text(out / "claim.md", render_page(claim, verdict, cost, commit, checks, largest))
+    atomic_write_text(out / "claim.md", page)
     atomic_write_text(out / "params.yaml", yaml.safe_dump(portable_params(yaml.safe_load((work / "params.yaml").read_text())),
                                                           sort_keys=False, width=120))
-    if (work / "reports" / "leaderboard.md").exists():
+    if claim.is_measure:
+        measure.write_rows(rows, out)
+    elif (work / "reports" / "leaderboard.md").exists():
         if (out / "report").is_dir():
             shutil.rmtree(out / "report")
         shutil.copytree(work / "reports", out / "report")
-    return verdict
-
-
-def _write_measure_page(claim: Claim, work: Path, out_root: Path, seed: int) -> Verdict:
-    """:func:`write_page` for a measurement claim: the verdict from ``work/measurements.jsonl``,
-    the page with the per-problem table, and the rows beside it."""
-    from planarena.claims import measure
-
-    rows = read_jsonl(work / measure.ROWS) if (work / measure.ROWS).exists() else []
-    verdict = measure.evaluate(claim, rows, seed)
-    cost_file = work / "cost.json"
-    cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
-    commit = cost.get("commit") or _git_head()
-    out = out_root / claim.id
-    out.mkdir(parents=True, exist_ok=True)
-    data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
-            "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
-            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "measurements": len(rows)}
-    atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
-    page = render_page(claim, verdict, cost, commit).rstrip("\n").split("\n")
-    rule = ("Measurement atoms: `lower` is the Wilcoxon signed-rank test on the per-problem log ratio "
-            "(a side past its limit ranks largest), Holm-corrected within a block; `ratio_*` compare the "
-            "95 % bootstrap interval of the geometric-mean ratio over the problems both sides completed "
-            "with the threshold; `ratio_falls_with` is Spearman's one-sided rank correlation of log ratio "
-            "and objects.")
-    page = page[:-1] + [rule, "", "## Per problem", "", *measure.table(claim, rows), "", page[-1]]
-    atomic_write_text(out / "claim.md", "\n".join(page) + "\n")
-    atomic_write_text(out / "params.yaml", yaml.safe_dump(portable_params(yaml.safe_load((work / "params.yaml").read_text())),
-                                                          sort_keys=False, width=120))
-    measure.write_rows(rows, out)
     return verdict
 
 
