@@ -232,6 +232,20 @@ def test_missing_or_empty_train_split_raises(tmp_path):
         run_stage(PARAMS, layout)
 
 
+def test_train_not_planned_skips_the_domain_with_a_reason(tmp_path):
+    """`planners.splits` without train (e.g. a claim of R-GNN policies, which learn without
+    reference plans): no vocabulary to collect, so the domain is skipped and says why; with train
+    planned, the same empty train split is still an error (test above)."""
+    layout = build_dataset(tmp_path / "data")
+    (layout.trajectories / DOMAIN / "train.jsonl").write_text("")
+    run_stage({**PARAMS, "planners": {"splits": ["test"]}}, layout)
+    meta = json.loads((layout.embeddings / "wl" / DOMAIN / "meta.json").read_text())
+    assert "excludes train" in meta["skipped"]
+    assert not (layout.embeddings / "wl" / DOMAIN / "feature_generator.json").exists()
+    with pytest.raises(WLEmbeddingError, match=r"train\.jsonl"):
+        run_stage({**PARAMS, "planners": {"splits": ["train", "test"]}}, layout)
+
+
 def test_bad_inputs_name_the_file(built, tmp_path):
     bad = tmp_path / "broken.pddl"
     bad.write_text("(define (problem broken) (:domain blocksworld) (:objects b1 (:init")

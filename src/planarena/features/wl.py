@@ -752,11 +752,26 @@ def run_stage(params: dict, layout: Layout) -> None:
 
     Raises:
         FileNotFoundError: no problem manifest.
-        WLEmbeddingError: a domain has no train trajectories, or bad PDDL / atoms (names the file).
+        WLEmbeddingError: a domain has no train trajectories although train was planned, or bad
+            PDDL / atoms (names the file). With ``planners.splits`` excluding train, each domain
+            is skipped and its ``meta.json`` says so.
         config.ConfigError: invalid ``embed_wl`` params.
     """
     settings = wl_settings(params)
     problem_set = ProblemSet(layout.problems)
     out_root = layout.embeddings / "wl"
+    planned = config.get(params, "planners.splits", None)
     for domain in tqdm(problem_set.domains, desc="embed_wl"):
+        if planned and "train" not in planned:
+            # no reference plans were asked for on train (`planners.splits`), so no method of
+            # this run can learn from WL features of train trajectories: nothing to collect a
+            # vocabulary on. A method that reads these features reports "no data" (its file is
+            # missing); an empty train split that *was* planned is still an error (embed_domain)
+            out_dir = out_root / domain
+            out_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(out_dir / "meta.json", {
+                "domain": domain, "skipped": "planners.splits excludes train: no train "
+                "trajectories to collect the WL vocabulary on"})
+            tqdm.write(f"embed_wl {domain}: skipped (`planners.splits` {list(planned)} excludes train)")
+            continue
         embed_domain(problem_set, domain, layout.trajectories, out_root / domain, settings)
