@@ -413,3 +413,85 @@ def test_the_recorded_commit_is_marked_dirty_when_the_copied_code_is_not_committ
 
     monkeypatch.setattr(claims_run.subprocess, "run", fake)
     assert claims_run._git_head() == "abc1234-dirty"
+
+
+SCHEMA_CLAIM = """
+id: {id}
+paper: dias-action-schemas
+where: Table 1
+claim: Names-only DIAS learns sound and complete schemas.
+experiment:
+  suite: generated
+  methods: [names, true_domain, floor]
+  seeds: [13, 14, 15, 16, 17]
+cost: {{cpu_minutes: 5}}
+gate:
+  all:
+    - {{at_least: [names, 1.0], metric: trained, split: schema-test}}
+    - {{at_least: [true_domain, 1.0], metric: sound_complete, split: schema-test, domain: blocks3}}
+    - {{at_most: [floor, 0], metric: sound, split: schema-test, domain: blocks3}}
+confirm:
+  - {{at_least: [names, 0.8], metric: sound_complete, split: schema-test, domain: blocks3}}
+refute:
+  - {{at_most: [names, 0.2], metric: sound_complete, split: schema-test, domain: blocks3}}
+"""
+
+
+def _schema_runs(sound_complete: int, diverged: int = 0):
+    """5 names-only runs on blocks3 (the first ``sound_complete`` sound and complete, the last
+    ``diverged`` diverged), one true-domain and one floor run; plan records that must not count."""
+    out = []
+    for i, seed in enumerate(range(13, 18)):
+        outcome = "diverged" if i >= 5 - diverged else "solved"
+        ok = i < sound_complete
+        out.append(rec("names", "blocks3", "schema-test", "blocks3", seed, outcome,
+                       extra={"task": "learn_schema", "sound": ok, "complete": ok}))
+        out.append(rec("names", "blocks3", "schema-test", "p1", seed, "solved"))
+    out.append(rec("true_domain", "blocks3", "schema-test", "blocks3", 13, "solved",
+                   extra={"task": "learn_schema", "sound": True, "complete": True}))
+    out.append(rec("floor", "blocks3", "schema-test", "blocks3", 13, "solved",
+                   extra={"task": "learn_schema", "sound": False, "complete": True}))
+    return out
+
+
+@pytest.mark.parametrize("sc,diverged,verdict", [(4, 0, "confirmed"), (5, 0, "confirmed"), (1, 0, "refuted"),
+                                                  (3, 0, "inconclusive"), (4, 1, "inconclusive")])
+def test_schema_run_atoms_count_sound_and_complete_runs(tmp_path, sc, diverged, verdict):
+    """DIAS Table 1's N_sc: the fraction of a method's learn_schema records (one per run) that are
+    sound and complete; a diverged run fails the `trained` gate."""
+    claim = load_claim(_write(tmp_path, SCHEMA_CLAIM, "dias-names"))
+    records = _schema_runs(sc, diverged)
+    v = evaluate(claim, records, instance_index([entry("blocks3", "schema-test", "p1")], records), seed=0)
+    assert v.verdict == verdict
+    confirm = v.results["confirm"][0]
+    assert confirm.coverage["names"].k == sc and confirm.coverage["names"].n == 5
+    assert f"{sc}/5 runs" in confirm.describe()
+
+
+def test_schema_run_atom_without_runs_holds_neither_way(tmp_path):
+    claim = load_claim(_write(tmp_path, SCHEMA_CLAIM, "dias-names"))
+    records = [r for r in _schema_runs(5) if r.method != "floor"]
+    v = evaluate(claim, records, instance_index([entry("blocks3", "schema-test", "p1")], records), seed=0)
+    assert v.blocks["gate"] is False and v.verdict == "inconclusive"
+
+
+def test_schema_run_metric_takes_at_least_or_at_most_only(tmp_path):
+    bad = SCHEMA_CLAIM.replace("{{at_least: [names, 0.8], metric: sound_complete",
+                               "{{better: [names, floor], metric: sound_complete")
+    with pytest.raises(ConfigError, match="takes at_least / at_most"):
+        load_claim(_write(tmp_path, bad, "dias-names"))
+
+
+def test_claim_page_lists_schema_runs_with_n_s_n_c_n_sc_and_arities(tmp_path):
+    from planarena.claims.run import render_page, schema_run_summary
+
+    claim = load_claim(_write(tmp_path, SCHEMA_CLAIM, "dias-names"))
+    records = _schema_runs(2)
+    records[0].extra.update(precision=1.0, recall=1.0, arities={"move": 3})
+    rows = schema_run_summary(claim, records)
+    names = next(r for r in rows if r["method"] == "names")
+    assert (names["runs"], names["sound"], names["complete"], names["sound_complete"]) == (5, 2, 2, 2)
+    assert names["measured"] == 1 and names["precision"] == 1.0 and names["arities"][13] == {"move": 3}
+    v = evaluate(claim, records, instance_index([entry("blocks3", "schema-test", "p1")], records), seed=0)
+    page = render_page(claim, v, {}, "abc", schema=rows)
+    assert "| blocks3 | `names` | 5 | 2 | 2 | 2 | 1.000 | 1.000 | 1/5 | 13: move/3; 14: none" in page

@@ -24,7 +24,7 @@ import yaml
 
 from planarena.claims.spec import Claim
 from planarena import stats
-from planarena.claims.verdict import HitMeasurements, Measurements, Verdict, evaluate
+from planarena.claims.verdict import HitMeasurements, Measurements, Verdict, evaluate, schema_runs
 from planarena.config import ConfigError, Layout, deep_merge
 from planarena.core.io import atomic_write_text, read_jsonl
 from planarena.core.problemset import ProblemSet
@@ -281,8 +281,52 @@ def largest_solved(claim: Claim, data: Measurements) -> list[dict]:
     return out
 
 
+def schema_run_summary(claim: Claim, records) -> list[dict]:
+    """Per method of the claim and schema domain, its schema-learning runs (``learn_schema``
+    records): ``runs``, ``sound`` / ``complete`` / ``sound_complete`` counts (the DIAS paper's N_s,
+    N_c, N_sc), the mean precision and recall over the runs that were measured (with how many), and
+    each run's learned arities (``{seed: {action: arity}}``). Empty when no method of the claim has
+    such records."""
+    out = []
+    for method in claim.methods:
+        runs = schema_runs(records, method, None)
+        for domain in sorted({r.domain for r in runs}):
+            rs = [r for r in runs if r.domain == domain]
+            ex = [r.extra or {} for r in rs]
+            measured = [e for e in ex if e.get("precision") is not None]
+            mean = lambda key: (sum(e[key] for e in measured) / len(measured)) if measured else None  # noqa: E731
+            out.append({"method": method, "domain": domain, "runs": len(rs),
+                        "sound": sum(bool(e.get("sound")) for e in ex),
+                        "complete": sum(bool(e.get("complete")) for e in ex),
+                        "sound_complete": sum(bool(e.get("sound")) and bool(e.get("complete")) for e in ex),
+                        "measured": len(measured), "precision": mean("precision"), "recall": mean("recall"),
+                        "arities": {r.seed: (r.extra or {}).get("arities") for r in rs}})
+    return out
+
+
+def _schema_lines(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    def num(x):
+        return "-" if x is None else f"{x:.3f}"
+
+    def arities(a: dict) -> str:
+        return "; ".join(f"{seed}: " + (", ".join(f"{k}/{v}" for k, v in sorted(ar.items())) if ar else "none")
+                         for seed, ar in a.items())
+
+    lines = ["## Schema-learning runs", "",
+             "N_s / N_c / N_sc: runs whose learned domain is sound / complete / both on the test states "
+             "(the DIAS paper's columns); precision and recall: means over the runs the comparison measured.", "",
+             "| domain | method | runs | N_s | N_c | N_sc | precision | recall | measured | learned arities per seed |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['domain']} | `{r['method']}` | {r['runs']} | {r['sound']} | {r['complete']} | "
+              f"{r['sound_complete']} | {num(r['precision'])} | {num(r['recall'])} | {r['measured']}/{r['runs']} | "
+              f"{arities(r['arities'])} |" for r in rows]
+    return lines + [""]
+
+
 def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks: list[dict] = (),
-                largest: list[dict] = ()) -> str:
+                largest: list[dict] = (), schema: list[dict] = ()) -> str:
     """The claim's page (markdown): the claim, the pre-registered conditions, each measured atom with
     its interval and test, the published values, the verdict, the cost and the commit."""
     lines = [f"# Claim `{claim.id}`: **{verdict.verdict}**", "",
@@ -318,6 +362,7 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
                   + ", ".join(f"{s}: {'none' if v is None else v}" for s, v in r["largest"].items())
                   + f" | {r['problems']} |" for r in largest]
         lines.append("")
+    lines += _schema_lines(list(schema))
     if claim.notes:
         lines += ["## Notes", "", claim.notes, ""]
     lines += ["Verdict rule: the gate first (fails: inconclusive); then confirmed if the confirm condition "
@@ -354,8 +399,9 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
         data = Measurements(records, index)
         checks = published_check(claim, data, seed, HitMeasurements(records))
         largest = largest_solved(claim, data)
-        extra = {"published_check": checks, "largest_solved": largest}
-        page = render_page(claim, verdict, cost, commit, checks, largest)
+        schema = schema_run_summary(claim, records)
+        extra = {"published_check": checks, "largest_solved": largest, **({"schema_runs": schema} if schema else {})}
+        page = render_page(claim, verdict, cost, commit, checks, largest, schema)
     out = out_root / claim.id
     out.mkdir(parents=True, exist_ok=True)
     data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
@@ -375,4 +421,4 @@ def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
 
 
 __all__ = ["DEFAULT_WORK", "claim_params", "largest_solved", "measurements_of", "portable_params", "prepare", "published_check", "render_page", "run",
-           "verdict_of", "write_page"]
+           "schema_run_summary", "verdict_of", "write_page"]

@@ -32,6 +32,13 @@ A condition is an atom or ``{all: [...]}`` / ``{any: [...]}`` of conditions. Ato
 (one evaluation seed's records only: "every seed solves at least x" is ``all`` of one ``at_least``
 per seed, "in at least 2 of 3 seeds" an ``any`` of the pairs).
 
+``metric: sound_complete`` (or ``sound``, ``complete``, ``trained``) makes an ``at_least`` /
+``at_most`` atom about the runs of a schema-learning method (its ``learn_schema`` records, one per
+(domain, seed), split ``schema-test``; :mod:`planarena.protocols.schema`): the fraction of its runs
+whose learned domain is sound and complete on the test states (the paper's N_sc / runs; ``sound``:
+N_s, ``complete``: N_c), or that trained to the end (outcome neither ``diverged`` nor ``error``), with
+its Wilson interval; "4 of 5 runs" is ``at_least: [A, 0.8]``.
+
 ``metric: hit@k`` (k of 1, 5, 10) makes an atom about the successor-ranking records of the candidate-
 pool protocols (:mod:`planarena.protocols.pool`) instead of coverage: ``protocol`` replaces
 ``split`` and names the protocol of both methods, or a list of two, one per method (the same method
@@ -67,8 +74,10 @@ MEASURE_ATOMS = ("lower", "ratio_at_most", "ratio_at_least", "ratio_falls_with",
 #: Measurement kinds taking a threshold, and those comparing two sides.
 MEASURE_THRESHOLD = ("ratio_at_most", "ratio_at_least", "completed_at_least")
 MEASURE_PAIRED = ("lower", "ratio_at_most", "ratio_at_least", "ratio_falls_with")
-#: Metrics of an atom: coverage, or Hit@k of the candidate-pool protocols.
-METRICS = ("coverage", "hit@1", "hit@5", "hit@10")
+#: Metrics over the runs of a schema-learning method (one ``learn_schema`` record per run).
+RUN_METRICS = ("sound_complete", "sound", "complete", "trained")
+#: Metrics of an atom: coverage, Hit@k of the candidate-pool protocols, or a schema-run metric.
+METRICS = ("coverage", "hit@1", "hit@5", "hit@10", *RUN_METRICS)
 BLOCKS = ("gate", "confirm", "refute")
 
 
@@ -90,7 +99,12 @@ class Atom:
 
     @property
     def is_hit(self) -> bool:
-        return self.metric != "coverage"
+        return self.metric.startswith("hit@")
+
+    @property
+    def is_run(self) -> bool:
+        """An atom over the runs of a schema-learning method (:data:`RUN_METRICS`)."""
+        return self.metric in RUN_METRICS
 
     @property
     def k(self) -> int:
@@ -114,6 +128,8 @@ class Atom:
             metric = f" in {self.metric}" if self.kind != "completed_at_least" else ""
             return (f"{self.kind}({', '.join(self.methods)}{thr}){metric} on "
                     f"{self.domain or 'all domains'}/{self.split or 'all splits'}")
+        if self.is_run:
+            return f"{self.kind}({', '.join(self.methods)}{thr}) in {self.metric} runs on {self.domain or 'all domains'}"
         if self.is_hit:
             args = ", ".join(f"{m}@{p}" for m, p in self.sides())
             return f"{self.kind}({args}{thr}) in Hit@{self.k} on {self.domain or 'all domains'}"
@@ -218,7 +234,9 @@ def _atom(path: Path, node: Mapping, measure: bool = False) -> Atom:
     metric = str(node.get("metric", "coverage")).lower()
     if metric not in METRICS:
         raise _fail(path, f"{kind}{args}: metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    where = "protocol" if metric != "coverage" else "split"
+    if metric in RUN_METRICS and kind not in ("at_least", "at_most"):
+        raise _fail(path, f"{kind}{args}: metric {metric} takes at_least / at_most (a fraction of the runs)")
+    where = "protocol" if metric.startswith("hit@") else "split"
     if where not in node:
         raise _fail(path, f"{kind}{args}: needs a {where}" + (" (the metric is Hit@k)" if where == "protocol" else ""))
     unknown = set(node) - {kind, where, "domain", "metric", "seed"}
@@ -237,7 +255,7 @@ def _atom(path: Path, node: Mapping, measure: bool = False) -> Atom:
         raise _fail(path, f"{kind}{args}: seed must be an integer evaluation seed (coverage atoms only), got {seed!r}")
     protocols: tuple[str, ...] = ()
     split = ""
-    if metric == "coverage":
+    if not metric.startswith("hit@"):
         split = str(node["split"])
     else:
         proto = node["protocol"]
@@ -322,5 +340,5 @@ def load_claims(folder: str | Path) -> list[Claim]:
     return [load_claim(p) for p in sorted(folder.glob("*.yaml"))]
 
 
-__all__ = ["ATOMS", "Atom", "BLOCKS", "Claim", "Condition", "MEASURE_ATOMS", "METRICS", "PAIRED", "load_claim",
+__all__ = ["ATOMS", "Atom", "BLOCKS", "Claim", "Condition", "MEASURE_ATOMS", "METRICS", "PAIRED", "RUN_METRICS", "load_claim",
            "load_claims"]

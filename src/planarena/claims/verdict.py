@@ -12,7 +12,10 @@ ranks of the pool records (:func:`planarena.report.sections.ranking.unit_scores`
 value is the mean over domains with its stratified bootstrap interval; the paired test is the
 Wilcoxon signed-rank test over the queries both ranked (one protocol) or over the test problems both
 have (two protocols: each problem's mean Hit@k over its queries, seeds and training sources). ``gap_*`` atoms compare the bootstrap interval of the mean paired difference
-(:func:`planarena.stats.paired_difference`) with their margin.
+(:func:`planarena.stats.paired_difference`) with their margin. Schema-run atoms (``metric:
+sound_complete`` and the others of :data:`planarena.claims.spec.RUN_METRICS`) count a schema-learning
+method's ``learn_schema`` records, one per (domain, seed), with the property, over its runs (Wilson
+interval); a method without runs satisfies neither ``at_least`` nor ``at_most``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import numpy as np
 from planarena import stats
 from planarena.claims.spec import BLOCKS, PAIRED, Atom, Claim, Condition
 from planarena.core.records import ResultRecord
-from planarena.report.records import is_pool_record, latest_records, plan_records_of, record_protocol
+from planarena.report.records import is_pool_record, latest_records, plan_records_of, record_protocol, record_task
 from planarena.report.sections.ranking import unit_scores
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
@@ -55,6 +58,7 @@ class AtomResult:
             if not iv.n or math.isnan(iv.value):
                 return f"`{m}` no records"
             count = (f"{iv.n} queries x {iv.runs} seeds" if self.atom.is_hit
+                     else f"{iv.k}/{iv.n} runs" if self.atom.is_run
                      else f"{round(iv.value * iv.n * iv.runs)}/{iv.n * iv.runs}")
             return f"`{m}` {iv.value:.2f} {stats.format_interval(iv)} {count}"
 
@@ -210,8 +214,35 @@ def _measure_hit(atom: Atom, hits: HitMeasurements, seed: int):
     return values, stats.paired_scores(xa, xb), gap, units
 
 
+#: Schema-learning runs that count as having the property of a run metric (``RUN_METRICS``).
+_RUN_PROPERTY = {
+    "sound_complete": lambda r: bool((r.extra or {}).get("sound")) and bool((r.extra or {}).get("complete")),
+    "sound": lambda r: bool((r.extra or {}).get("sound")),
+    "complete": lambda r: bool((r.extra or {}).get("complete")),
+    "trained": lambda r: r.outcome not in ("diverged", "error"),
+}
+
+
+def schema_runs(records: Iterable[ResultRecord], method: str, domain: str | None) -> list[ResultRecord]:
+    """The latest ``learn_schema`` records of ``method`` (one per (domain, seed): a run), of
+    ``domain`` only unless None."""
+    return [r for r in latest_records(records) if r.method == method and record_task(r) == "learn_schema"
+            and (domain is None or r.domain == domain)]
+
+
+def _measure_runs(atom: Atom, records: list[ResultRecord]):
+    """Each side's fraction of runs with the atom's property (:data:`_RUN_PROPERTY`), Wilson interval."""
+    values = {}
+    for m in atom.methods:
+        runs = schema_runs(records, m, atom.domain)
+        values[m] = stats.wilson(sum(_RUN_PROPERTY[atom.metric](r) for r in runs), len(runs))
+    return values, None, None, "runs"
+
+
 def _measure(atom: Atom, data: Measurements, hits: HitMeasurements, seed: int):
     """``(values by side, paired test or None, gap interval or None, unit name)`` of one atom."""
+    if atom.is_run:
+        return _measure_runs(atom, hits.records)
     if atom.is_hit:
         return _measure_hit(atom, hits, seed)
     coverage = {}
@@ -267,7 +298,9 @@ def evaluate(claim: Claim, records: Iterable[ResultRecord], index: Mapping[tuple
         out = []
         for i, (a, (values, test, gap, units)) in enumerate(zip(atoms, measured)):
             first = values[next(iter(values))]
-            if a.kind == "at_least":
+            if a.is_run and not first.n:   # no runs: nothing is shown, neither at least nor at most
+                holds = False
+            elif a.kind == "at_least":
                 holds = first.value >= a.threshold
             elif a.kind == "at_most":
                 holds = first.value <= a.threshold
@@ -284,4 +317,4 @@ def evaluate(claim: Claim, records: Iterable[ResultRecord], index: Mapping[tuple
     return Verdict(claim.id, decide(blocks), blocks, results)
 
 
-__all__ = ["AtomResult", "HitMeasurements", "Measurements", "VERDICTS", "Verdict", "decide", "evaluate"]
+__all__ = ["AtomResult", "HitMeasurements", "Measurements", "VERDICTS", "Verdict", "decide", "evaluate", "schema_runs"]
