@@ -352,6 +352,16 @@ def test_headline_table_marks_the_reference_rows():
     assert schema.headline_table([]) is None
 
 
+def test_headline_domains_say_k_of_n_when_some_domains_were_not_measured():
+    """Precision / recall average only the measured domains: the domains column says how many of
+    the domains the method ran on those are, never averaging survivors silently."""
+    recs = records() + [srec("dias_strips", "miconic", 1, None, None, outcome="timeout", observation="strips")]
+    h = schema.headline_table(recs, ROLES)
+    row = h[h["method"] == "dias_strips"].iloc[0]
+    assert row["domains"] == "2 of 3 measured"
+    assert h[h["method"] == "dias_names"].iloc[0]["domains"] == "2"
+
+
 def test_schema_page_through_the_report_stage():
     inputs = ReportInputs(seeds_2_1_3() + records(), [], manifest_3(), traits=ROLES)
     pages = report.render_pages(report.analyse(inputs), INFO)

@@ -207,3 +207,31 @@ def test_an_unreadable_learned_domain_is_an_outcome(data, tmp_path):
     schema_row, *plans = _run_protocol(data, tmp_path, bad, "bad_domain")
     assert schema_row["outcome"] == "error" and "bad.pddl" in schema_row["failure_reason"]
     assert all(r["outcome"] == "error" for r in plans)
+
+
+def test_mlp_effects_row_is_measured_on_the_same_states_and_plans_nothing(data, tmp_path):
+    """DIAS's MLP-effects ablation (Table 3) yields no PDDL domain: the protocol compares the
+    successors its learned preconditions and MLP predict with the true domain's on the same test
+    states as a learned domain's, and writes no plan record."""
+    from planarena.methods.dias.method import Dias
+
+    params = smoke_profile_params()
+    config = {"observation": "strips", "effects": "mlp", "seeds": [13], "max_test_problems": 2,
+              "overrides": {"steps": 60, "batch": 32, "eval_every": 60, "mlp_hidden": 32}}
+    params["methods"] = {"dias_mlp": config}
+    method = Dias("dias_mlp", config, params, Layout(root=data.root))
+    assert not method.plans_with_learned_domain
+    method.train(tmp_path / "model")
+    unit = tmp_path / "model" / "blocks3" / "seed13"
+    assert (unit / "preconditions.pddl").exists() and not (unit / "domain.pddl").exists()
+    method.load(tmp_path / "model")
+    assert method.learned_domain("blocks3", 13).successors is not None
+    out = tmp_path / "mlp.jsonl"
+    with JsonlWriter(out) as w:
+        ctx = EvalContext(method=method, settings=params["evaluation"], seeds=[13], problems=None,
+                          fingerprint="x", train_info={}, train_facts={}, kept=[], writer=w)
+        assert protocol.run(ctx) == 1
+    (row,) = read_jsonl(out)
+    assert row["extra"]["task"] == "learn_schema" and row["outcome"] == "solved"
+    assert row["extra"]["test_states"] == 40 and row["extra"]["effects"] == "mlp"   # the states of the test above
+    assert row["extra"]["precision"] is not None and row["extra"]["tp"] + row["extra"]["fn"] > 0

@@ -60,6 +60,27 @@ class LearnedDomain:
     path: Path | None = None
     failure_reason: str | None = None
     extra: dict = field(default_factory=dict)
+    #: a method that predicts successors without writing a PDDL domain (the DIAS paper's MLP-effects
+    #: ablation, Table 3): its :class:`SuccessorModel`; ``path`` is then None and nothing is planned
+    successors: "SuccessorModel | None" = None
+
+
+class SuccessorModel:
+    """Successor prediction of a ``learn_schema`` method that has no planning domain (the protocol
+    compares its successor sets with the true domain's, :mod:`planarena.protocols.schema`).
+
+    Attributes:
+        grounding_domain: a PDDL domain whose actions' preconditions decide which groundings are
+            applicable (effects ignored); the protocol's guard against too permissive domains reads it.
+    """
+
+    grounding_domain: Path
+
+    def changes(self, problem_file: Path, atoms: frozenset[str]) -> set[frozenset[str]]:
+        """What each applicable injective grounding changes in the state ``atoms`` (texts
+        ``"(pred o1 o2)"``, static atoms included) of ``problem_file``: ``{"+(p a)", "-(q a b)"}``
+        sets, one per distinct non-empty change (a no-op is no successor)."""
+        raise NotImplementedError
 
 
 #: What kind of planner a ``plan`` row is; the leaderboard compares rows only within a kind
@@ -214,6 +235,10 @@ class Method:
     #: the suite's reference trajectories through :meth:`rank`) and/or ``pool`` (the EmbedPlan
     #: candidate-pool protocols over the ACPBench-domain datasets, through :meth:`pool_records`).
     successor_protocols: ClassVar[tuple[str, ...]] = ("successor_set",)
+    #: a ``learn_schema`` method whose learned domains are planned with (``plan`` records of the
+    #: schema-test problems); False for one that predicts successors only (:class:`SuccessorModel`).
+    #: May be a property of the instance.
+    plans_with_learned_domain: ClassVar[bool] = True
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:

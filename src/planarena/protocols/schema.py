@@ -17,6 +17,10 @@ with Fast Downward (LAMA-first; negative preconditions compiled into complement 
 the TRUE domain by the harness's validator; these are ``plan`` records (split ``schema-test``) that enter the coverage table. A plan
 that the learned domain allows but the true domain does not is rejected and listed, never counted.
 
+A method whose learned model is not a PDDL domain (the paper's MLP-effects ablation, Section 5.4 and
+Table 3) returns a :class:`planarena.methods.base.SuccessorModel`: its successor sets are compared in
+the same way, and it writes no ``plan`` records (it has no domain to plan with).
+
 Records (one JSON line each, :class:`planarena.core.records.ResultRecord`): per (domain, seed) one
 ``learn_schema`` record (``split="schema-test"``, ``problem=<domain>``) with ``extra``: ``precision``,
 ``recall``, ``sound``, ``complete``, ``tp``, ``fp``, ``fn``, ``test_states`` and the method's own
@@ -41,7 +45,7 @@ from planarena.core.problemset import ProblemSet
 from planarena.core.records import ResultRecord
 from planarena.core.strips import without_negative_preconditions
 from planarena.datasets.planning import PlannerCache, plan_cached
-from planarena.methods.base import Attempt, LearnedDomain
+from planarena.methods.base import Attempt, LearnedDomain, SuccessorModel
 from planarena.protocols import coverage
 
 if TYPE_CHECKING:
@@ -125,12 +129,14 @@ def _changes(state, atoms: frozenset[str]) -> set[frozenset[str]]:
     return out
 
 
-def successor_counts(true_domain: Path, learned_domain: Path, problems: dict[str, Path],
+def successor_counts(true_domain: Path, learned_domain: "Path | SuccessorModel", problems: dict[str, Path],
                      test_states: list[tuple[str, frozenset[str]]], time_limit: float) -> SuccessorCounts:
     """Compare successor sets of ``learned_domain`` with ``true_domain`` on ``test_states``.
 
     Args:
-        true_domain, learned_domain: PDDL domain files (normal form, same predicates).
+        true_domain, learned_domain: PDDL domain files (normal form, same predicates); the learned
+            side may instead be a :class:`planarena.methods.base.SuccessorModel` (a method without a
+            PDDL domain: its ``changes`` are compared the same way).
         problems: test problem name -> its PDDL file (objects and static atoms of its states).
         test_states: ``(problem name, atoms)`` pairs; atoms as ``"(pred o ...)"`` texts, static
             atoms included.
@@ -144,10 +150,12 @@ def successor_counts(true_domain: Path, learned_domain: Path, problems: dict[str
     start = time.process_time()
     out = SuccessorCounts()
     with tempfile.TemporaryDirectory(prefix="planarena-schema-") as tmp:
+        model = learned_domain if isinstance(learned_domain, SuccessorModel) else None
         copies = {}
-        for tag, path in (("true", true_domain), ("learned", learned_domain)):
-            copies[tag] = Path(tmp) / f"{tag}.pddl"
-            copies[tag].write_text(all_fluent(Path(path).read_text()))
+        for tag, path in (("true", true_domain), ("learned", None if model else learned_domain)):
+            if path is not None:
+                copies[tag] = Path(tmp) / f"{tag}.pddl"
+                copies[tag].write_text(all_fluent(Path(path).read_text()))
         domains = {tag: parse_domain(p) for tag, p in copies.items()}
         parsed = {}
         for name, state in test_states:
@@ -157,7 +165,8 @@ def successor_counts(true_domain: Path, learned_domain: Path, problems: dict[str
             if name not in parsed:
                 parsed[name] = {tag: parse_problem_of(d, problems[name]) for tag, d in domains.items()}
             true = _changes(state_from_atoms(parsed[name]["true"], state), state)
-            learned = _changes(state_from_atoms(parsed[name]["learned"], state), state)
+            learned = (model.changes(problems[name], state) if model
+                       else _changes(state_from_atoms(parsed[name]["learned"], state), state))
             out.tp += len(true & learned)
             out.fp += len(learned - true)
             out.fn += len(true - learned)
@@ -251,8 +260,10 @@ def _measure(learned: LearnedDomain, true_domain: Path, tests: dict[str, Path], 
     def unreadable(exc: Exception) -> tuple[str, LearnedDomain, dict]:  # an outcome, not a crash
         return "error", dataclasses.replace(learned, outcome="error", failure_reason=f"{type(exc).__name__}: {exc}"), extra
 
+    side = learned.successors if learned.path is None and learned.successors is not None else learned.path
+    grounding = side.grounding_domain if isinstance(side, SuccessorModel) else side
     try:
-        too_many = _too_permissive(learned.path, entries, cfg.max_groundings)
+        too_many = _too_permissive(grounding, entries, cfg.max_groundings)
     except Exception as exc:
         return unreadable(exc)
     if too_many:
@@ -260,7 +271,7 @@ def _measure(learned: LearnedDomain, true_domain: Path, tests: dict[str, Path], 
         return "timeout", dataclasses.replace(learned, outcome="timeout", failure_reason=too_many), extra
     test_states = states()  # the harness's own data: a read error here is a crash, not the method's
     try:
-        c = successor_counts(true_domain, learned.path, tests, test_states, cfg.eval_limit)
+        c = successor_counts(true_domain, side, tests, test_states, cfg.eval_limit)
     except Exception as exc:
         return unreadable(exc)
     if c.timed_out:  # a domain the comparison could not finish is not planned with either
@@ -338,6 +349,8 @@ def run(ctx: "EvalContext") -> int:
                     or ("successor comparison past schema.eval_time_limit" if outcome == "timeout" else None),
                     config_hash=ctx.fingerprint, extra={**ctx.train_facts, "task": TASK, **learned.extra, **extra}).to_dict())
                 n += 1
+            if not method.plans_with_learned_domain:
+                continue   # a successor model without a PDDL domain (MLP effects): nothing to plan with
             for entry in entries:
                 if ("plan", domain, SPLIT, entry.problem, seed) in ctx.done:
                     continue

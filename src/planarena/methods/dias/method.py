@@ -3,9 +3,10 @@
 
 Source: ``../shared/papers/dias-action-schemas.txt`` (Reiter, Gebler, Geffner). One params block per
 setting of the paper: ``observation`` (``strips`` | ``strips_plus`` | ``names``: Table 1's three
-columns), ``noise`` (expected flipped atoms per transition: Table 2) and ``effects`` (``strips``; the
-MLP-effects ablation of Table 3 trains, :mod:`planarena.methods.dias.model`, but has no evaluation
-path yet: it does not yield a PDDL domain).
+columns), ``noise`` (expected flipped atoms per transition: Table 2) and ``effects`` (``strips``, or
+``mlp``: the MLP-effects ablation of Section 5.4 / Table 3, which yields no PDDL domain: its learned
+preconditions and MLP predict the successors, :mod:`planarena.methods.dias.successors`, compared with
+the true domain's on the same test states; nothing is planned with it).
 
 Train stage: one model per (schema domain, seed) on ``data/schema/<domain>`` (walk transitions of the
 small instance; a noise block reads the longer walk with N_min = 200 per action name, Appendix A.4.2),
@@ -94,7 +95,8 @@ class Dias(Method):
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
         obs = config.get("observation", "names")
         noise = float(config.get("noise", 0) or 0)
-        variant = OBSERVATION_NAMES.get(obs, obs) + (f", {noise:g} flips" if noise else "")
+        variant = (OBSERVATION_NAMES.get(obs, obs) + (f", {noise:g} flips" if noise else "")
+                   + (", MLP effects (Table 3)" if config.get("effects", "strips") == "mlp" else ""))
         info = (("DIAS (schema learning)",
                  "R-GCN object keys, per-action slot queries matched by a rectangular Sinkhorn with a slack row, "
                  "STRIPS preconditions / effects as softmax parameters over slot pairs; trained to predict s' from "
@@ -109,10 +111,14 @@ class Dias(Method):
                              f"one of {', '.join(OBSERVATION_NAMES)}")
         self.noise = float(config.get("noise", 0) or 0)
         self.effects = config.get("effects", "strips")
-        if self.effects != "strips":
-            raise ValueError(f"params: methods.{name}.effects={self.effects!r}: only 'strips' has an evaluation "
-                             f"path (the MLP-effects ablation yields no PDDL domain; README)")
+        if self.effects not in ("strips", "mlp"):
+            raise ValueError(f"params: methods.{name}.effects={self.effects!r}; one of strips, mlp")
         self.model_dir: Path | None = None
+
+    @property
+    def plans_with_learned_domain(self) -> bool:
+        """MLP effects (Table 3) give no PDDL domain: nothing to plan with."""
+        return self.effects == "strips"
 
     # -- training --------------------------------------------------------------------------------
     def settings(self, domain: str) -> dict:
@@ -157,6 +163,14 @@ class Dias(Method):
                  "arities": facts.get("arities"), "steps": facts.get("steps")}
         if facts.get("diverged"):
             return LearnedDomain("diverged", failure_reason=f"training diverged at step {facts.get('diverged_at')}",
+                                 extra=extra)
+        if self.effects == "mlp":
+            from planarena.methods.dias.successors import load_mlp_successors
+
+            if not (unit / "preconditions.pddl").exists():
+                return LearnedDomain("error", failure_reason=facts.get("reason") or "no learned preconditions written",
+                                     extra=extra)
+            return LearnedDomain("solved", successors=load_mlp_successors(unit, self.layout.schema, domain),
                                  extra=extra)
         if not (unit / "domain.pddl").exists():
             return LearnedDomain("error", failure_reason=facts.get("reason") or "no learned domain written", extra=extra)
@@ -212,7 +226,10 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
         schemas = derive(model, vocab, cfg.threshold)
         name = parse_domain(root / domain / "domain.pddl").get_name()
         out.mkdir(parents=True, exist_ok=True)
-        learned_strips(name, data.predicates, schemas).write(out / "domain.pddl")
+        # MLP effects (Table 3): the schemas carry the learned preconditions only (no static effects);
+        # written apart so that nothing takes them for a planning domain
+        target = "preconditions.pddl" if method.effects == "mlp" else "domain.pddl"
+        learned_strips(name, data.predicates, schemas).write(out / target)
         info["arities"] = {sch.name: len(sch.parameters) for sch in schemas}
     save_unit(out, None if facts.get("diverged") else model.state_dict(), info)
     info["train_time_s"] = round(time.perf_counter() - start, 3)

@@ -289,7 +289,9 @@ def headline_table(
     hierarchical bootstrap interval over the measured domains, then seeds, where every seed
     measured the same domains) and ``N_sc`` (runs sound and complete, summed over domains,
     ``"k/n"`` with the Wilson interval of k/n); learned methods first, then the reference rows
-    marked *(ceiling)* / *(floor)*. ``None`` without ``learn_schema`` records."""
+    marked *(ceiling)* / *(floor)*. ``domains`` reads ``"k of n measured"`` when only k of the n
+    domains a method ran on have a measured run (precision and recall average those k only).
+    ``None`` without ``learn_schema`` records."""
     records = list(records)
     table = task_metric_table(records, TASK, RATES, (), unit="domains")
     sc = schema_table(records, traits)
@@ -322,6 +324,14 @@ def headline_table(
                 text = f"{text} {stats.format_interval(iv)}"
             cells.append(text)
         table[col] = cells
+    # k of n: precision and recall average the domains a method's runs were measured on (a
+    # learned domain too permissive to compare, or past the time limit, has no value); say so
+    ran: dict[str, set[str]] = defaultdict(set)
+    for r in latest_records(records):
+        if record_task(r) == TASK:
+            ran[r.method].add(r.domain)
+    table["domains"] = [d if int(d) >= len(ran[m]) else f"{d} of {len(ran[m])} measured"
+                        for m, d in zip(table["method"], table["domains"])]
     table["_ref"] = [m in roles for m in table["method"]]
     table = table.sort_values("_ref", kind="stable").drop(columns="_ref").reset_index(drop=True)
     table["method"] = [f"{m} *({roles[m]})*" if m in roles else m for m in table["method"]]
