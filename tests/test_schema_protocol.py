@@ -235,3 +235,35 @@ def test_mlp_effects_row_is_measured_on_the_same_states_and_plans_nothing(data, 
     assert row["extra"]["task"] == "learn_schema" and row["outcome"] == "solved"
     assert row["extra"]["test_states"] == 40 and row["extra"]["effects"] == "mlp"   # the states of the test above
     assert row["extra"]["precision"] is not None and row["extra"]["tp"] + row["extra"]["fn"] > 0
+
+
+@pytest.mark.parametrize("domain,predicates,actions,train,test", [
+    # DIAS Table 9 (Hanoi) and Table 11 (Miconic in the paper's own encoding), signatures verbatim
+    ("hanoi", {("clear", 1), ("on", 2), ("smaller", 2)}, {("move", 3)}, {"num_discs": 3},
+     [{"num_discs": 4}, {"num_discs": 5}, {"num_discs": 6}]),
+    ("miconic_lift", {("person", 1), ("floor", 1), ("lift_pos", 1), ("in_lift", 1), ("in_floor", 2), ("above", 2)},
+     {("unboard", 2), ("board", 2), ("move_up", 2), ("move_down", 2)}, {"num_floors": 3, "num_persons": 2},
+     [{"num_floors": 3, "num_persons": 3}, {"num_floors": 4, "num_persons": 4}, {"num_floors": 5, "num_persons": 5}]),
+])
+def test_planarena_generated_schema_domains_have_the_papers_signatures(tmp_path, domain, predicates, actions,
+                                                                       train, test):
+    """The two domains pypddl-datasets lacks come from planarena's generators: their walk and test
+    data build, their signature is the paper's, and the true domain is sound and complete on them
+    while dropping its preconditions is caught."""
+    params = smoke_profile_params()
+    params["schema"]["domains"] = [domain]
+    params["schema"]["generators"] = {domain: {"train": train, "test": test, "n_train": [20, 50],
+                                               "n_validation": [10, 20]}}
+    layout = Layout(root=tmp_path / "data")
+    schema_data.run_stage(params, layout)
+    info = json.loads((layout.schema / domain / "info.json").read_text())
+    assert {(p, a) for p, a in info["predicates"]} == predicates
+    assert {(a["name"], a["arity"]) for a in info["actions"]} == actions
+    data = protocol.SchemaData(layout.schema)
+    true = layout.schema / domain / "domain.pddl"
+    states = data.test_states(domain)
+    assert len(states) == params["schema"]["test_states"]
+    c = protocol.successor_counts(true, true, data.test_problems(domain), states, time_limit=60)
+    assert c.sound and c.complete and c.tp > 0
+    nopre = normal_form(parse_domain(true), str(true)).without_preconditions().write(tmp_path / "nopre.pddl")
+    assert not protocol.successor_counts(true, nopre, data.test_problems(domain), states, time_limit=60).sound

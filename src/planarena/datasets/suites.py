@@ -36,12 +36,14 @@ GEN_ROOT = "pypddl_datasets.generators.classical.ipc"
 
 
 def generator_module(pkg: str):
-    """The pypddl-datasets generator module ``<GEN_ROOT>.<pkg>.generator`` (e.g. ``pkg="blocks_4"``).
+    """The pypddl-datasets generator module ``<GEN_ROOT>.<pkg>.generator`` (e.g. ``pkg="blocks_4"``),
+    or, for a dotted ``pkg`` (``planarena.datasets.generators.hanoi``: a domain pypddl-datasets
+    lacks), ``<pkg>.generator``.
 
     Raises:
         ModuleNotFoundError: no such generator package.
     """
-    return importlib.import_module(f"{GEN_ROOT}.{pkg}.generator")
+    return importlib.import_module(f"{pkg}.generator" if "." in pkg else f"{GEN_ROOT}.{pkg}.generator")
 
 
 def _domain_text(resource: str) -> str:
