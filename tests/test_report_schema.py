@@ -369,3 +369,19 @@ def test_schema_page_through_the_report_stage():
     assert "| dias_names precision" in page and "0.75 ± 0.20" in page and "2 of 3 runs" in page
     assert "- `dias_names` on logistics, seed 2: diverged" in page
     assert "Published (not measured here)" not in page and "8/10" not in page and "0.8636" not in page
+
+
+def test_common_states_table_puts_the_floor_beside_the_learned_rows():
+    recs = records()
+    for r in recs:
+        if r.outcome == "solved":
+            r.extra["common_states"] = {"test_states": 50, "precision": 0.5 if r.method == "schema_no_preconditions" else 1.0}
+    sc = schema.schema_table(recs, ROLES)
+    t = sc.common.set_index("domain")
+    assert list(t.columns) == ["common states", "schema_no_preconditions precision", "dias_strips precision",
+                               "dias_names precision"]
+    assert t.loc["hanoi", "schema_no_preconditions precision"] == "0.50"
+    assert t.loc["logistics", "dias_names precision"] == "1.00 (2 of 3 runs)"   # seed 2 diverged
+    page = "\n".join(schema.render(sc))
+    assert "### Against the floor, on the same states" in page
+    assert schema.schema_table(records(), ROLES).common is None

@@ -267,3 +267,34 @@ def test_planarena_generated_schema_domains_have_the_papers_signatures(tmp_path,
     assert c.sound and c.complete and c.tp > 0
     nopre = normal_form(parse_domain(true), str(true)).without_preconditions().write(tmp_path / "nopre.pddl")
     assert not protocol.successor_counts(true, nopre, data.test_problems(domain), states, time_limit=60).sound
+
+
+def test_common_positions_take_the_first_states_of_the_first_problems():
+    states = [("a", frozenset({str(i)})) for i in range(3)] + [("b", frozenset({"x"}))] + [("c", frozenset())]
+    assert protocol.common_positions(states, 1, 2) == {0, 1}
+    assert protocol.common_positions(states, 2, 1) == {0, 3}
+    assert protocol.common_positions(states, 5, 50) == set(range(5))
+
+
+def test_the_floor_and_a_learned_row_are_compared_on_the_same_states(data, tmp_path):
+    """Every row is measured on the common states too; the floor (`states: common`) on those only,
+    so its precision and a learned row's on the same states sit side by side."""
+    path, true = _true(data)
+    nopre = true.without_preconditions().write(tmp_path / "nopre.pddl")
+    params = smoke_profile_params()
+    params["schema"]["common_states"] = {"problems": 1, "per_problem": 7}
+    params["methods"] = {"floor": {"file": str(nopre), "states": "common"},
+                         "true_domain": {"file": str(path), "max_test_problems": 2}}
+    rows = {}
+    for name, config in params["methods"].items():
+        out = tmp_path / f"{name}.jsonl"
+        with JsonlWriter(out) as w:
+            ctx = EvalContext(method=_Fixed(name, config, params, Layout(root=data.root)), settings=params["evaluation"],
+                              seeds=[13], problems=None, fingerprint="x", train_info={}, train_facts={}, kept=[], writer=w)
+            protocol.run(ctx)
+        rows[name] = next(r for r in read_jsonl(out) if r["extra"]["task"] == "learn_schema")["extra"]
+    floor, learned = rows["floor"], rows["true_domain"]
+    assert floor["test_states"] == 7 and floor["common_states"]["test_states"] == 7
+    assert floor["common_states"]["precision"] == floor["precision"] < 1
+    assert learned["test_states"] == 40 and learned["common_states"]["test_states"] == 7
+    assert learned["common_states"]["precision"] == 1.0

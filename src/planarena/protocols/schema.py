@@ -21,6 +21,11 @@ A method whose learned model is not a PDDL domain (the paper's MLP-effects ablat
 Table 3) returns a :class:`planarena.methods.base.SuccessorModel`: its successor sets are compared in
 the same way, and it writes no ``plan`` records (it has no domain to plan with).
 
+Every row is also measured on the *common* states (``schema.common_states``: the first
+``per_problem`` states of the first ``problems`` test problems; the record's ``common_states``), and
+the precondition-free floor (block ``states: common``) on those only, since it grounds every object
+tuple: so the floor's precision compares with each learned row's on the same states.
+
 Records (one JSON line each, :class:`planarena.core.records.ResultRecord`): per (domain, seed) one
 ``learn_schema`` record (``split="schema-test"``, ``problem=<domain>``) with ``extra``: ``precision``,
 ``recall``, ``sound``, ``complete``, ``tp``, ``fp``, ``fn``, ``test_states`` and the method's own
@@ -66,6 +71,20 @@ class SuccessorCounts:
     fn: int = 0
     states: int = 0
     timed_out: bool = False
+    #: the counts over the common states only (:func:`common_positions`), when asked for
+    common: "SuccessorCounts | None" = None
+
+    def add(self, tp: int, fp: int, fn: int) -> None:
+        self.tp, self.fp, self.fn, self.states = self.tp + tp, self.fp + fp, self.fn + fn, self.states + 1
+
+    def facts(self) -> dict:
+        """``tp``, ``fp``, ``fn``, ``test_states``, ``precision`` and ``recall`` (None when timed
+        out), ``sound``, ``complete`` (False when timed out): a record's fields."""
+        done = not self.timed_out
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "test_states": self.states,
+                "precision": round(self.precision, 6) if done else None,
+                "recall": round(self.recall, 6) if done else None,
+                "sound": self.sound and done, "complete": self.complete and done}
 
     @property
     def precision(self) -> float:
@@ -129,8 +148,27 @@ def _changes(state, atoms: frozenset[str]) -> set[frozenset[str]]:
     return out
 
 
+def common_positions(test_states: list[tuple[str, frozenset[str]]], problems: int, per_problem: int) -> frozenset[int]:
+    """Positions in ``test_states`` of the *common* states: the first ``per_problem`` states (BFS
+    order) of each of the first ``problems`` test problems (in the order they appear). Every row
+    is measured on them, the precondition-free floor on them only (it grounds every object tuple),
+    so that its precision compares with the learned rows' on the same states."""
+    order: list[str] = []
+    taken: dict[str, int] = {}
+    out = []
+    for i, (name, _) in enumerate(test_states):
+        if name not in taken:
+            order.append(name)
+            taken[name] = 0
+        taken[name] += 1
+        if order.index(name) < problems and taken[name] <= per_problem:
+            out.append(i)
+    return frozenset(out)
+
+
 def successor_counts(true_domain: Path, learned_domain: "Path | SuccessorModel", problems: dict[str, Path],
-                     test_states: list[tuple[str, frozenset[str]]], time_limit: float) -> SuccessorCounts:
+                     test_states: list[tuple[str, frozenset[str]]], time_limit: float,
+                     common: frozenset[int] | None = None) -> SuccessorCounts:
     """Compare successor sets of ``learned_domain`` with ``true_domain`` on ``test_states``.
 
     Args:
@@ -143,12 +181,17 @@ def successor_counts(true_domain: Path, learned_domain: "Path | SuccessorModel",
         time_limit: CPU seconds (this process's) for the whole comparison, so that a loaded
             machine does not change the outcome; past it the counts so far come back with
             ``timed_out`` set (the paper's Table 2 marks such runs with a dash).
+        common: positions of ``test_states`` (:func:`common_positions`) whose counts are also
+            summed apart, into the result's ``common`` (measured first, so that a comparison
+            past its time limit still has them).
 
     Raises:
         planarena.core.pddl.PDDLError: a domain or problem file does not parse (names the file).
     """
     start = time.process_time()
-    out = SuccessorCounts()
+    out = SuccessorCounts(common=SuccessorCounts() if common is not None else None)
+    # the common states first: a comparison that passes its limit still measured them
+    order = sorted(range(len(test_states)), key=lambda i: (common is None or i not in common, i))
     with tempfile.TemporaryDirectory(prefix="planarena-schema-") as tmp:
         model = learned_domain if isinstance(learned_domain, SuccessorModel) else None
         copies = {}
@@ -158,19 +201,22 @@ def successor_counts(true_domain: Path, learned_domain: "Path | SuccessorModel",
                 copies[tag].write_text(all_fluent(Path(path).read_text()))
         domains = {tag: parse_domain(p) for tag, p in copies.items()}
         parsed = {}
-        for name, state in test_states:
+        for i in order:
+            name, state = test_states[i]
             if time.process_time() - start > time_limit:
                 out.timed_out = True
+                if out.common is not None and out.common.states < len(common):
+                    out.common.timed_out = True
                 break
             if name not in parsed:
                 parsed[name] = {tag: parse_problem_of(d, problems[name]) for tag, d in domains.items()}
             true = _changes(state_from_atoms(parsed[name]["true"], state), state)
             learned = (model.changes(problems[name], state) if model
                        else _changes(state_from_atoms(parsed[name]["learned"], state), state))
-            out.tp += len(true & learned)
-            out.fp += len(learned - true)
-            out.fn += len(true - learned)
-            out.states += 1
+            counts = (len(true & learned), len(learned - true), len(true - learned))
+            out.add(*counts)
+            if out.common is not None and i in common:
+                out.common.add(*counts)
     return out
 
 
@@ -244,6 +290,7 @@ class _Settings:
     max_groundings: float
     per_problem: int | None
     cache: PlannerCache
+    common: tuple[int, int] = (1, 50)   # schema.common_states: (problems, per_problem)
 
 
 def _measure(learned: LearnedDomain, true_domain: Path, tests: dict[str, Path], entries, states,
@@ -271,16 +318,14 @@ def _measure(learned: LearnedDomain, true_domain: Path, tests: dict[str, Path], 
         return "timeout", dataclasses.replace(learned, outcome="timeout", failure_reason=too_many), extra
     test_states = states()  # the harness's own data: a read error here is a crash, not the method's
     try:
-        c = successor_counts(true_domain, side, tests, test_states, cfg.eval_limit)
+        c = successor_counts(true_domain, side, tests, test_states, cfg.eval_limit,
+                             common=common_positions(test_states, *cfg.common))
     except Exception as exc:
         return unreadable(exc)
     if c.timed_out:  # a domain the comparison could not finish is not planned with either
         learned = dataclasses.replace(learned, outcome="timeout", failure_reason=(
             "not planned: the successor comparison passed schema.eval_time_limit"))
-    extra.update(tp=c.tp, fp=c.fp, fn=c.fn, test_states=c.states,
-                 precision=None if c.timed_out else round(c.precision, 6),
-                 recall=None if c.timed_out else round(c.recall, 6),
-                 sound=c.sound and not c.timed_out, complete=c.complete and not c.timed_out)
+    extra.update(c.facts(), common_states=c.common.facts())
     return ("timeout" if c.timed_out else "solved"), learned, extra
 
 
@@ -311,13 +356,16 @@ def run(ctx: "EvalContext") -> int:
     # a method may measure on the first k test problems (smallest first) and the first m states of
     # each (the precondition-free floor: every grounding applies, tens of thousands per state on the
     # largest test problems, and Fast Downward grounds them all)
+    common = get(method.params, "schema.common_states", None) or {}
+    common = (int(common.get("problems", 1)), int(common.get("per_problem", 50)))
+    only_common = method.config.get("states") == "common"   # the floor: the common states only
     cfg = _Settings(eval_limit=float(get(method.params, "schema.eval_time_limit")),
                     plan_limit=float(get(method.params, "schema.plan_time_limit")),
                     planner=get(method.params, "planners.lama_first"),
                     max_groundings=float(get(method.params, "schema.max_free_groundings")),
-                    per_problem=method.config.get("max_test_states"),
-                    cache=PlannerCache(method.layout.cache / "fd"))
-    max_problems = method.config.get("max_test_problems")
+                    per_problem=common[1] if only_common else method.config.get("max_test_states"),
+                    cache=PlannerCache(method.layout.cache / "fd"), common=common)
+    max_problems = common[0] if only_common else method.config.get("max_test_problems")
     failed = ctx.train_info.get("status", "ok") != "ok"
     # a resumed run: the learn_schema records already written decide whether a domain is planned with
     kept = {(r["domain"], r["seed"]): r for r in ctx.kept if (r.get("extra") or {}).get("task") == TASK}
@@ -361,4 +409,4 @@ def run(ctx: "EvalContext") -> int:
     return n
 
 
-__all__ = ["SPLIT", "TASK", "SchemaData", "SuccessorCounts", "all_fluent", "run", "successor_counts"]
+__all__ = ["SPLIT", "TASK", "SchemaData", "SuccessorCounts", "all_fluent", "common_positions", "run", "successor_counts"]

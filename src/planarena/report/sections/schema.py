@@ -83,6 +83,9 @@ class Schema:
         failures: a markdown line per failed run (outcome other than ``solved``).
         checks: markdown lines checking the reference rows.
         settings: ``method -> "observation names, effects strips, noise 0"`` as the records say.
+        common: precision per domain (rows) and method (columns, the floor first) on the common
+            states (the records' ``common_states``: the floor's states), mean over the runs that
+            measured them, with the state count; None when no record has them.
     """
 
     table: pd.DataFrame
@@ -93,6 +96,7 @@ class Schema:
     failures: tuple[str, ...] = ()
     checks: tuple[str, ...] = ()
     settings: Mapping[str, str] = field(default_factory=dict)
+    common: pd.DataFrame | None = None
 
 
 @dataclass
@@ -235,6 +239,7 @@ def schema_table(
     groups: dict[str, list[str]] = {}
     for m in methods:
         groups.setdefault(_group_title(setting[m]), []).append(m)
+    floors = [m for m, role in references if role == FLOOR]
     return Schema(
         table=pd.DataFrame(rows, columns=columns),
         methods=methods,
@@ -244,7 +249,34 @@ def schema_table(
         failures=tuple(failures),
         checks=tuple(_checks(references, runs, domains)),
         settings={m: _setting_text(setting[m]) for m in all_methods},
+        common=common_table(recs, [*floors, *methods], domains),
     )
+
+
+def common_table(recs: Sequence[ResultRecord], methods: Sequence[str], domains: Sequence[str]) -> pd.DataFrame | None:
+    """Precision on the common states (:func:`planarena.protocols.schema.common_positions`): one
+    row per domain, its number of common states, and per method the mean precision over the runs
+    that measured them all (``"(k of n runs)"`` when some did not); None without such records."""
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    runs: dict[tuple[str, str], int] = defaultdict(int)
+    states: dict[str, set[int]] = defaultdict(set)
+    for r in recs:
+        runs[(r.method, r.domain)] += 1
+        c = (r.extra or {}).get("common_states")
+        if isinstance(c, dict) and _rate(c.get("precision")) is not None:
+            values[(r.method, r.domain)].append(float(c["precision"]))
+            states[r.domain].add(int(c.get("test_states") or 0))
+    if not values:
+        return None
+    rows = []
+    for d in domains:
+        row = {"domain": d, "common states": "; ".join(str(n) for n in sorted(states[d])) or DASH}
+        for m in methods:
+            v, n = values.get((m, d), []), runs.get((m, d), 0)
+            row[f"{m} precision"] = (DASH if not v else f"{np.mean(v):.2f}"
+                                     + (f" ({len(v)} of {n} runs)" if len(v) < n else ""))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["domain", "common states", *(f"{m} precision" for m in methods)])
 
 
 def int_key(text: str) -> tuple:
@@ -479,6 +511,11 @@ def render(schema: Schema | None, papers: Sequence[PublishedPaper] = PAPERS) -> 
         out += ["", "### Reference rows (not learned)", ""]
         out += [f"- `{m}` *({role})*: {REFERENCE_ROLES[role]}." for m, role in schema.references]
         out += ["", md_table(reference_table(schema)), "", *schema.checks]
+    if schema.common is not None:
+        out += ["", "### Against the floor, on the same states", "",
+                "Precision on the common states (`schema.common_states`: the first BFS states of the first "
+                "test problem), where the precondition-free floor is measured (it grounds every object "
+                "tuple); every learned row is measured on them too.", "", md_table(schema.common)]
     for title, methods in schema.groups:
         out += ["", f"### Learned domains: {title}", ""]
         out.append("; ".join(f"`{m}`: {schema.settings.get(m, DASH)}" for m in methods) + ".")
