@@ -180,6 +180,23 @@ def test_claim_params_overlay_methods_suite_and_seeds(tmp_path):
         claim_params(bad, (REPO / "params.yaml").read_text())
 
 
+def test_claim_domains_of_the_generated_suite_keep_their_blocks(tmp_path):
+    """The generated suite configures a block per domain: a claim's domains keep those blocks (a
+    list in their place broke its generate stage); an unconfigured domain is one line."""
+    from planarena.claims.run import REPO, claim_params
+
+    raw = (REPO / "params.yaml").read_text()
+    text = CLAIM.replace("suite: generated", "suite: generated\n  domains: [gripper]").replace(
+        "methods: [delta, state, walk]", "methods: [wl_xgb_delta, random_walk]")
+    text = text.replace("[delta, walk]", "[wl_xgb_delta, random_walk]").replace("[delta, state]", "[wl_xgb_delta, random_walk]")
+    params = claim_params(load_claim(_write(tmp_path, text)), raw)
+    blocks = __import__("yaml").safe_load(raw)["suites"]["generated"]["domains"]
+    assert params["suites"]["generated"]["domains"] == {"gripper": blocks["gripper"]}
+    bad = load_claim(_write(tmp_path, text.replace("domains: [gripper]", "domains: [nosuch]"), "other"))
+    with pytest.raises(ConfigError, match="nosuch not configured under suites.generated.domains"):
+        claim_params(bad, raw)
+
+
 def test_front_page_claims_table_from_verdict_files(tmp_path):
     from planarena.claims.run import render_page
     from planarena.report.sections import claims as section

@@ -71,7 +71,15 @@ def claim_params(claim: Claim, params_text: str, check_methods: bool = True) -> 
         merged["suite"] = exp["suite"]
         suite = merged.setdefault("suites", {}).setdefault(exp["suite"], {})
         if exp.get("domains"):
-            suite["domains"] = list(exp["domains"])
+            have = suite.get("domains")
+            if isinstance(have, dict):   # the generated suite: a block per domain, kept for the named ones
+                missing = [d for d in exp["domains"] if d not in have]
+                if missing:
+                    raise ConfigError(f"{claim.source}: experiment.domains {', '.join(missing)} not configured "
+                                      f"under suites.{exp['suite']}.domains")
+                suite["domains"] = {d: have[d] for d in exp["domains"]}
+            else:
+                suite["domains"] = list(exp["domains"])
         if exp.get("path"):
             suite["path"] = str(Path(exp["path"]).expanduser().resolve())
     for holder, key in _external_paths(merged):
