@@ -302,7 +302,7 @@ def test_loader_rejects_a_row_with_a_wrong_token_count(tmp_path):
 def test_every_data_file_is_package_data():
     """The wheel ships the data files: pyproject's package-data pattern covers each of them."""
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
-    assert 'planarena = ["**/*.yaml"]' in pyproject
+    assert 'planarena = ["**/*.yaml", "**/*.pddl"]' in pyproject   # the yaml data, and the generators' domains
     data = [p for p in DATA_DIR.iterdir() if p.is_file() and p.suffix != ".py"]
     assert sorted(p.name for p in data) == ["dias.yaml", "embedplan.yaml", "rgnn_policies.yaml",
                                             "state_centric.yaml", "symmetry_aware.yaml"]
