@@ -101,7 +101,7 @@ def main() -> None:
         print(f"{O:>4} | {sps:>8.2f} | {1 / sps:>7.3f} | {fwd:>15.2f} | {both:>10.2f}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"config": vars(args), "threads": torch.get_num_threads(), "rows": rows}, f, indent=1)
+            json.dump({"config": {k: v for k, v in vars(args).items() if k != "json"}, "threads": torch.get_num_threads(), "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

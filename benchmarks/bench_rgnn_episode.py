@@ -84,7 +84,7 @@ def main() -> None:
               flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"config": vars(args), "rows": rows}, f, indent=1)
+            json.dump({"config": {k: v for k, v in vars(args).items() if k != "json"}, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

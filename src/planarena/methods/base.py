@@ -8,6 +8,7 @@ plan independently and writes one :class:`planarena.core.records.ResultRecord` p
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar
@@ -65,7 +66,7 @@ class LearnedDomain:
     successors: "SuccessorModel | None" = None
 
 
-class SuccessorModel:
+class SuccessorModel(ABC):
     """Successor prediction of a ``learn_schema`` method that has no planning domain (the protocol
     compares its successor sets with the true domain's, :mod:`planarena.protocols.schema`).
 
@@ -76,11 +77,11 @@ class SuccessorModel:
 
     grounding_domain: Path
 
+    @abstractmethod
     def changes(self, problem_file: Path, atoms: frozenset[str]) -> set[frozenset[str]]:
         """What each applicable injective grounding changes in the state ``atoms`` (texts
         ``"(pred o1 o2)"``, static atoms included) of ``problem_file``: ``{"+(p a)", "-(q a b)"}``
         sets, one per distinct non-empty change (a no-op is no successor)."""
-        raise NotImplementedError
 
 
 #: What kind of planner a ``plan`` row is; the leaderboard compares rows only within a kind

@@ -153,15 +153,13 @@ def common_positions(test_states: list[tuple[str, frozenset[str]]], problems: in
     order) of each of the first ``problems`` test problems (in the order they appear). Every row
     is measured on them, the precondition-free floor on them only (it grounds every object tuple),
     so that its precision compares with the learned rows' on the same states."""
-    order: list[str] = []
+    rank: dict[str, int] = {}      # problem -> its place in order of appearance
     taken: dict[str, int] = {}
     out = []
     for i, (name, _) in enumerate(test_states):
-        if name not in taken:
-            order.append(name)
-            taken[name] = 0
-        taken[name] += 1
-        if order.index(name) < problems and taken[name] <= per_problem:
+        rank.setdefault(name, len(rank))
+        taken[name] = taken.get(name, 0) + 1
+        if rank[name] < problems and taken[name] <= per_problem:
             out.append(i)
     return frozenset(out)
 

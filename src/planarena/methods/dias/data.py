@@ -49,7 +49,8 @@ class DomainData:
     train_file: str = "transitions.train.jsonl"   # the walk file ``train`` was read from
 
 
-def _parse(text: str) -> tuple[str, list[str]]:
+def parse_atom(text: str) -> tuple[str, list[str]]:
+    """``"(pred o1 o2)"`` -> ``("pred", ["o1", "o2"])``."""
     parts = text.strip("()").split()
     return parts[0], parts[1:]
 
@@ -60,7 +61,7 @@ def _transitions(path: Path, atoms: list[str], static: list[int], pred_index: di
     R, O = len(pred_index), len(obj_index)
     coords = []
     for text in atoms:
-        name, args = _parse(text)
+        name, args = parse_atom(text)
         i = obj_index[args[0]]
         coords.append((pred_index[name], i, obj_index[args[1]] if len(args) > 1 else i))
     coords_t = torch.tensor(coords, dtype=torch.long).reshape(-1, 3)
@@ -75,7 +76,7 @@ def _transitions(path: Path, atoms: list[str], static: list[int], pred_index: di
     args = torch.full((len(rows), max(arity, 1)), -1, dtype=torch.long)
     action = torch.empty(len(rows), dtype=torch.long)
     for n, r in enumerate(rows):
-        name, objs = _parse(r["a"])
+        name, objs = parse_atom(r["a"])
         action[n] = act_index[name]
         for k, o in enumerate(objs):
             args[n, k] = obj_index[o]

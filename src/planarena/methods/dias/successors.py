@@ -24,16 +24,12 @@ import torch
 
 from planarena.core.pddl import parse_domain, parse_problem_of, state_from_atoms
 from planarena.methods.base import SuccessorModel
+from planarena.methods.dias.data import parse_atom
 from planarena.methods.dias.model import DiasModel, Vocab
 from planarena.protocols.schema import all_fluent
 
 #: groundings per batched MLP call (memory: chunk x R x O x O floats)
 CHUNK = 256
-
-
-def _atom(text: str) -> tuple[str, list[str]]:
-    parts = text.strip().strip("()").split()
-    return parts[0], parts[1:]
 
 
 class MlpSuccessors(SuccessorModel):
@@ -83,7 +79,7 @@ class MlpSuccessors(SuccessorModel):
         predicates outside the model's signature are left out."""
         A = torch.zeros(len(self._pred), len(index), len(index))
         for text in atoms:
-            name, args = _atom(text)
+            name, args = parse_atom(text)
             r = self._pred.get(name)
             if r is None or not args:
                 continue
