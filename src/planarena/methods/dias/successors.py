@@ -146,7 +146,7 @@ def load_mlp_successors(unit: Path, schema_root: Path, domain: str) -> MlpSucces
                                 for a in info["actions"]))
     model = DiasModel(vocab, d=cfg["d"], slots=cfg["slots"], layers=cfg["layers"], observation=observation,
                       effects="mlp", mlp_hidden=cfg.get("mlp_hidden", 128), sinkhorn_iters=cfg["sinkhorn_iters"],
-                      sinkhorn_tol=cfg["sinkhorn_tol"])
+                      sinkhorn_tol=cfg["sinkhorn_tol"], key_norm=cfg.get("key_norm", "none"))
     model.load_state_dict(torch.load(unit / "model.pt", map_location="cpu"))
     model.eval()
     return MlpSuccessors(model, unit / "preconditions.pddl", float(cfg.get("threshold", 0.5)))

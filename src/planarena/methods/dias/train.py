@@ -20,7 +20,7 @@ from typing import Sequence
 
 import torch
 
-from planarena.methods.dias.model import EFFECTS, OBSERVATIONS, DiasModel, Vocab
+from planarena.methods.dias.model import EFFECTS, KEY_NORMS, OBSERVATIONS, DiasModel, Vocab
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class DiasConfig:
     alpha: float = 1.0
     sinkhorn_iters: int = 100
     sinkhorn_tol: float = 1e-5
+    key_norm: str = "layer"
     tau_steps: float | None = None
     tau_fraction: float = 0.05
     tau_floor: float = 0.0
@@ -67,6 +68,8 @@ class DiasConfig:
             raise ValueError(f"effects {self.effects!r}; expected one of {EFFECTS}")
         if self.observation not in OBSERVATIONS:
             raise ValueError(f"observation {self.observation!r}; expected one of {OBSERVATIONS}")
+        if self.key_norm not in KEY_NORMS:
+            raise ValueError(f"key_norm {self.key_norm!r}; expected one of {KEY_NORMS}")
         for name in ("d", "slots", "layers", "batch", "sinkhorn_iters", "eval_every", "mlp_hidden"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -237,7 +240,7 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
     noise_gen = torch.Generator(device=config.device).manual_seed(seed + 1)
     model = DiasModel(vocab, d=config.d, slots=config.slots, layers=config.layers, observation=config.observation,
                       effects=config.effects, mlp_hidden=config.mlp_hidden, sinkhorn_iters=config.sinkhorn_iters,
-                      sinkhorn_tol=config.sinkhorn_tol).to(config.device)
+                      sinkhorn_tol=config.sinkhorn_tol, key_norm=config.key_norm).to(config.device)
     for d in data:
         model.mark_known(d.action, d.known)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -276,6 +279,12 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
                 facts["validation"].append((step + 1, v, tau))
                 facts["final_validation"] = v
             bar.set_postfix(main=f"{main:.4g}", aux=f"{aux:.4g}")
+    if val and config.observation != "strips" and not facts["diverged"]:
+        # Section 4.1's S is row-stochastic; a row mass well below 1 flags a non-converged Sinkhorn
+        c = val[0].subset(torch.arange(min(config.batch, len(val[0])))).to(config.device)
+        mass = model.selection_row_mass(c.A, c.A_next, c.action, c.known,
+                                        torch.Generator(device=config.device).manual_seed(seed + 2))
+        facts["selection_row_mass_min"] = float(mass.min()) if mass.numel() else None
     facts["tau_final"] = tau
     facts["tau_horizon"] = horizon
     facts["seconds"] = time.perf_counter() - start
