@@ -445,3 +445,36 @@ def test_mlp_effects_successor_model_matches_the_true_domain(tmp_path):
     states = [("p1", _atoms(vocab, data.A[k])) for k in range(20)]
     c = successor_counts(true_domain, mlp, {"p1": problem}, states, time_limit=60)
     assert c.states == 20 and c.tp >= 20 and c.fp == 0 and c.fn == 0 and c.sound and c.complete
+
+
+@pytest.mark.parametrize("key_norm", ["layer", "none"])
+def test_key_norm_keeps_sinkhorn_rows_stochastic(key_norm):
+    """With the R-GCN's weights blown up (the first names-only Blocks-3 run reached key norms ~1e5),
+    raw keys give logit gaps no ``T_max`` Sinkhorn resolves: rows of ``S`` fall far below 1 and
+    ``selection_row_mass`` flags it; layer-normalised keys bound ``|C|`` by ``|Q|`` and rows sum to 1."""
+    vocab, data, _ = toggle_domain(n=4, slots=3)
+    torch.manual_seed(0)
+    model = DiasModel(vocab, d=8, slots=3, layers=2, sinkhorn_iters=100, key_norm=key_norm)
+    with torch.no_grad():
+        for conv in model.gnn:
+            for p in conv.parameters():
+                p.mul_(300.0)
+        model.queries.copy_(model.queries[:, :1].expand_as(model.queries))   # every slot wants the same object
+    g = torch.Generator().manual_seed(0)
+    K = model.keys(data.A[:8], data.A_next[:8], data.action[:8], data.known[:8], g)
+    mass = model.selection_row_mass(data.A[:8], data.A_next[:8], data.action[:8], data.known[:8], g)
+    assert mass.shape == (8 * 3,)
+    if key_norm == "layer":
+        assert torch.allclose(K.norm(dim=-1), torch.full((8, 4), math.sqrt(8)), atol=1e-3)
+        assert float(mass.min()) > 0.98
+    else:
+        assert float(K.norm(dim=-1).max()) > 1e3
+        assert float(mass.min()) < 0.9
+
+
+def test_key_norm_is_a_checked_setting():
+    with pytest.raises(ValueError, match="key_norm"):
+        DiasConfig(key_norm="batch")
+    vocab, _, _ = toggle_domain()
+    with pytest.raises(ValueError, match="key_norm"):
+        DiasModel(vocab, key_norm="batch")

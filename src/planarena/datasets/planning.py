@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
 
+from planarena.core.clock import wall_safety
 from planarena.core.io import atomic_write_text
 
 #: Fast Downward exit codes (https://www.fast-downward.org/ExitCodes) -> our outcome names.
@@ -129,8 +130,11 @@ def run_fast_downward(
 ) -> PlannerResult:
     """Run one Fast Downward configuration on one problem (no cache).
 
-    A run past ``time_limit`` seconds (wall clock, enforced by the driver, with a 30 s hard kill as
-    a safety net) is a ``timeout`` outcome; past ``memory_mb`` MiB a ``memout``; never an exception.
+    A run past ``time_limit`` CPU seconds (Fast Downward's driver enforces ``--overall-time-limit``
+    as CPU time, ``RLIMIT_CPU`` per component, so machine load decides no outcome) is a ``timeout``
+    outcome; past ``memory_mb`` MiB a ``memout``; never an exception. A wall-clock kill at
+    :func:`planarena.core.clock.wall_safety` of the limit is a safety net only (a hung process), also
+    ``timeout``.
     """
     domain, problem = Path(domain).resolve(), Path(problem).resolve()
     with tempfile.TemporaryDirectory(prefix="planarena-fd-") as tmp:
@@ -139,11 +143,11 @@ def run_fast_downward(
         start = time.perf_counter()
         try:
             proc = subprocess.run(
-                cmd, cwd=tmp, capture_output=True, text=True, timeout=time_limit + 30
+                cmd, cwd=tmp, capture_output=True, text=True, timeout=wall_safety(time_limit)
             )
         except subprocess.TimeoutExpired:
             return PlannerResult(config, "timeout", wall_time=time.perf_counter() - start,
-                                 failure_reason=f"killed after {time_limit + 30:.0f} s")
+                                 failure_reason=f"killed after {wall_safety(time_limit):.0f} s wall (safety net)")
         elapsed = time.perf_counter() - start
         out = proc.stdout + proc.stderr
         outcome = EXIT_OUTCOMES.get(proc.returncode, "error")

@@ -21,7 +21,8 @@ TASKS = frozenset({"plan", "rank_successors", "learn_schema"})
 
 @dataclass(frozen=True)
 class PlanningTask:
-    """One problem to solve: its manifest entry, the PDDL files, and the wall-clock limit in seconds."""
+    """One problem to solve: its manifest entry, the PDDL files, and its time limit in CPU seconds of
+    the process that solves it (:mod:`planarena.core.clock`: no outcome depends on machine load)."""
 
     entry: ProblemEntry
     domain_file: Path

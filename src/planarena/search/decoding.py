@@ -116,9 +116,11 @@ class _Beam:
 @dataclass
 class DecodeResult:
     """Outcome of one decode: ``outcome`` in solved / unsolved / timeout; ``plan`` if solved;
-    ``steps`` decoding steps taken; ``time_s`` the problem's share of the decoding wall time
-    (seconds: each lockstep step's time is split over the problems in it by their number of
-    candidate successors); ``time_per_step_s`` = ``time_s / steps``."""
+    ``steps`` decoding steps taken; ``time_s`` the problem's share of the decoding CPU time (CPU
+    seconds of this process, the clock of the time limit, so that machine load decides no outcome:
+    each lockstep step's time is split over the problems in it by their number of candidate
+    successors); ``wall_s`` the same share of wall time (a cost, never a decider);
+    ``time_per_step_s`` = ``time_s / steps``."""
 
     outcome: str
     plan: list[str] | None
@@ -127,12 +129,13 @@ class DecodeResult:
     reason: str | None = None
     extra: dict = field(default_factory=dict)
     time_s: float = 0.0
+    wall_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class DecodeProblem:
     """One problem of a lockstep batch: a pymimir ``problem``, its object count (for
-    ``horizon_per_object``) and its time limit in seconds (its share of decoding time)."""
+    ``horizon_per_object``) and its time limit in CPU seconds (its share of decoding CPU time)."""
 
     problem: Any
     n_objects: int = 0
@@ -191,13 +194,15 @@ def decode_lockstep(
     results: list[DecodeResult | None] = [None] * n
     horizons = [settings.horizon_for(p.n_objects) for p in problems]
     goals = [p.problem.get_goal_condition() for p in problems]
-    used = np.zeros(n)
+    used = np.zeros(n)        # CPU seconds: the time limit's clock
+    used_wall = np.zeros(n)   # wall seconds: recorded as a cost
     steps = np.zeros(n, dtype=np.int64)
     names: list[dict[int, str]] = [{} for _ in range(n)]  # ground action index -> printed name
 
     def finish(i: int, outcome: str, plan=None, reason=None) -> None:
         k = int(steps[i])
-        results[i] = DecodeResult(outcome, plan, k, float(used[i]) / max(1, k), reason, time_s=float(used[i]))
+        results[i] = DecodeResult(outcome, plan, k, float(used[i]) / max(1, k), reason, time_s=float(used[i]),
+                                  wall_s=float(used_wall[i]))
 
     def ended(i: int, beams_i: list[_Beam]) -> bool:
         """The checks at the top of Algorithm 1's loop: goal, horizon, time limit."""
@@ -213,7 +218,7 @@ def decode_lockstep(
             return True
         return False
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     beams: list[_Beam] = []
     roots = []
     for i, p in enumerate(problems):
@@ -225,9 +230,10 @@ def decode_lockstep(
     beam_problem = np.asarray(roots, dtype=np.int64)
     ctx = scorer.start(beam_problem, [b.state for b in beams]) if beams else None
     if roots:
-        used[roots] += (time.perf_counter() - t0) / len(roots)
+        used[roots] += (time.process_time() - c0) / len(roots)
+        used_wall[roots] += (time.perf_counter() - t0) / len(roots)
     while beams:
-        t_step = time.perf_counter()
+        t_step, c_step = time.perf_counter(), time.process_time()
         owners, actions, succs, counts = [], [], [], np.zeros(n, dtype=np.int64)
         for bi, b in enumerate(beams):
             seen: set = set()
@@ -272,9 +278,10 @@ def decode_lockstep(
             chosen_all.extend(chosen)
             widths.append(len(chosen))
             lo = hi
-        # the step's wall time, split over its problems by candidate count (at least one each)
+        # the step's CPU and wall time, split over its problems by candidate count (at least one each)
         weights = np.maximum(counts[active], 1).astype(float)
-        used[active] += (time.perf_counter() - t_step) * weights / weights.sum()
+        used[active] += (time.process_time() - c_step) * weights / weights.sum()
+        used_wall[active] += (time.perf_counter() - t_step) * weights / weights.sum()
         # a dead end, then the loop-top checks of the next step; problems that end leave the batch
         keep: list[int] = []
         pos = 0

@@ -640,8 +640,9 @@ class StateCentric(Method):
             todo = [DecodeProblem(p, tasks[k].entry.objects, tasks[k].time_limit) for k, p in zip(batch, problems)]
             cost = self._cost_extra(domain, seed)
             for k, res in zip(batch, decode_lockstep(todo, scorer, self.decode_settings)):
-                attempts[k] = Attempt(res.outcome, res.plan, failure_reason=res.reason, wall_time=res.time_s,
+                attempts[k] = Attempt(res.outcome, res.plan, failure_reason=res.reason, wall_time=res.wall_s,
                                       extra={"steps": res.steps, "time_per_step_s": round(res.time_per_step_s, 5),
+                                             "cpu_time_s": round(res.time_s, 4),
                                              "decode": self.decode_settings.__dict__, **cost})
         return attempts  # type: ignore[return-value]
 

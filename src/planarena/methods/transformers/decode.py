@@ -85,7 +85,9 @@ class GenResult:
     """Outcome of one problem: ``outcome`` solved / unsolved / timeout, ``plan`` (action texts) when
     solved, ``reason`` and ``failure`` (``eos_before_goal``, ``malformed``, ``inapplicable``,
     ``token_cap``, ``positions``, ``dead_end``, ``cycle``, ``timeout``) otherwise; ``tokens``
-    generated; ``time_s`` the problem's share of the decoding wall time; ``emitted`` every complete
+    generated; ``time_s`` the problem's share of the decoding CPU time (CPU seconds of this process,
+    the clock of the time limit, so that machine load decides no outcome), ``wall_s`` its share of
+    wall time (a cost); ``emitted`` every complete
     action applied, solved or not (for diagnostics; records keep only its length)."""
 
     outcome: str
@@ -96,6 +98,7 @@ class GenResult:
     time_s: float = 0.0
     extra: dict = field(default_factory=dict)
     emitted: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
 
 
 class _Applicable:
@@ -145,13 +148,15 @@ def decode_plans(problems: Sequence[Any], adapter: GeneratorAdapter, strategy: s
     plans: list[list[str]] = [[] for _ in range(n)]
     visited = [{s} for s in state]
     generated = np.zeros(n, dtype=np.int64)
-    used = np.zeros(n)
+    used = np.zeros(n)        # CPU seconds: the time limit's clock
+    used_wall = np.zeros(n)   # wall seconds: recorded as a cost
     tmaps = [adapter.token_map(i) for i in range(n)]
     st = stats if stats is not None else {}
 
     def finish(i: int, outcome: str, reason: str | None = None, failure: str | None = None) -> None:
         results[i] = GenResult(outcome, list(plans[i]) if outcome == "solved" else None, int(generated[i]),
-                               reason, failure, float(used[i]), {"actions": len(plans[i])}, list(plans[i]))
+                               reason, failure, float(used[i]), {"actions": len(plans[i])}, list(plans[i]),
+                               float(used_wall[i]))
 
     def forward(fn, *args):
         t = time.perf_counter()
@@ -167,7 +172,7 @@ def decode_plans(problems: Sequence[Any], adapter: GeneratorAdapter, strategy: s
         else:
             active.append(i)
     while active:  # one round: (re-)encode every active problem; greedy/applicable: a single round
-        t_round = time.perf_counter()
+        t_round, c_round = time.perf_counter(), time.process_time()
         budget = {i: adapter.budget(i, state[i]) for i in active}
         for i in [i for i in active if budget[i] <= 0]:
             finish(i, "unsolved", "the prompt fills the model's learned positions", "positions")
@@ -175,13 +180,14 @@ def decode_plans(problems: Sequence[Any], adapter: GeneratorAdapter, strategy: s
         if not rows:
             break
         logits, cache = forward(adapter.prefill, rows, [state[i] for i in rows])
-        used[rows] += (time.perf_counter() - t_round) / len(rows)
+        used[rows] += (time.process_time() - c_round) / len(rows)
+        used_wall[rows] += (time.perf_counter() - t_round) / len(rows)
         partial = {i: [] for i in rows}
         start_tokens = {i: int(generated[i]) for i in rows}
         legal = {i: _Applicable(state[i], tmaps[i]) for i in rows} if masked else {}
         next_round: list[int] = []
         while rows:
-            t_step = time.perf_counter()
+            t_step, c_step = time.perf_counter(), time.process_time()
             keep, feed = [], []
             for r, i in enumerate(rows):
                 tm = tmaps[i]
@@ -257,7 +263,8 @@ def decode_plans(problems: Sequence[Any], adapter: GeneratorAdapter, strategy: s
             if rows:
                 cache = adapter.select(cache, np.asarray(keep, dtype=np.int64))
                 logits = forward(adapter.step, cache, np.asarray(feed, dtype=np.int64))
-            used[done_rows] += (time.perf_counter() - t_step) / max(1, len(done_rows))
+            used[done_rows] += (time.process_time() - c_step) / max(1, len(done_rows))
+            used_wall[done_rows] += (time.perf_counter() - t_step) / max(1, len(done_rows))
         active = [i for i in next_round if results[i] is None]
     return results  # type: ignore[return-value]
 

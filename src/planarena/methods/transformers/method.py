@@ -509,8 +509,8 @@ class SATr(Method):
             for k, res in zip(batch, results):
                 own = {"steps": res.steps} if self.arch == "encoder" else {"tokens": res.tokens, "failure": res.failure,
                                                                           **res.extra}
-                attempts[k] = Attempt(res.outcome, res.plan, failure_reason=res.reason, wall_time=res.time_s,
-                                      extra={**own, **extra})
+                attempts[k] = Attempt(res.outcome, res.plan, failure_reason=res.reason, wall_time=res.wall_s,
+                                      extra={**own, **extra, "cpu_time_s": round(res.time_s, 4)})
         return attempts  # type: ignore[return-value]
 
 

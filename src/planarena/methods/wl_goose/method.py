@@ -55,6 +55,7 @@ import numpy as np
 import pymimir
 
 from planarena.config import get
+from planarena.core.clock import wall_safety
 from planarena.core.io import atomic_write_json
 from planarena.core.pddl import fresh_problem
 from planarena.core.problemset import ProblemSet
@@ -69,6 +70,10 @@ FAMILY = "wl-goose"
 _OUTCOMES = {"solved": "solved", "out_of_time": "timeout", "out_of_memory": "memout",
              "exhausted": "unsolved", "unsolvable": "unsolved", "failed": "unsolved",
              "out_of_states": "unsolved"}
+
+
+class _CpuLimit(Exception):
+    """Raised from the expansion callback when the task's CPU-time limit has passed."""
 
 
 class _ExpansionCap(Exception):
@@ -312,12 +317,14 @@ class WLGoose(Method):
         """Eager GBFS with the learned heuristic on one task (``seed`` is unused: deterministic).
 
         Outcomes: ``solved`` (the plan, ``str`` of each pymimir ground action), ``timeout`` (the
-        task's time limit, counted from the call, ran out), ``unsolved`` (search space exhausted,
+        task's time limit in CPU seconds of this process, counted from the call, ran out: checked
+        at every expansion, so that machine load decides no outcome; pymimir's own wall-clock limit
+        is only a safety net, :func:`planarena.core.clock.wall_safety`), ``unsolved`` (search space exhausted,
         ``max_expansions`` reached, or no model for the domain), ``memout``. ``extra``:
         ``expansions``, ``evaluations`` (heuristic calls), ``plan_length``, ``h_init`` (the initial
         state's heuristic value, in actions).
         """
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         got = self._model(task.entry.domain, task.domain_file)
         if isinstance(got, Attempt):
             return Attempt(got.outcome, failure_reason=got.failure_reason, wall_time=time.perf_counter() - start)
@@ -336,18 +343,22 @@ class WLGoose(Method):
             expansions += 1
             if self.max_expansions is not None and expansions > self.max_expansions:
                 raise _ExpansionCap()
+            if time.process_time() - cpu_start > task.time_limit:
+                raise _CpuLimit()
 
         def extra(plan_length: int | None) -> dict:
             return {"expansions": expansions, "evaluations": heuristic.evaluations,
                     "plan_length": plan_length, "h_init": round(h_init, 4)}
 
-        remaining = task.time_limit - (time.perf_counter() - start)
-        if remaining < 0.001:  # pymimir takes whole milliseconds; 0 would mean no limit
-            return Attempt("timeout", None, f"time limit {task.time_limit:g} s reached before the search",
+        if time.process_time() - cpu_start > task.time_limit:
+            return Attempt("timeout", None, f"CPU time limit {task.time_limit:g} s reached before the search",
                            wall_time=time.perf_counter() - start, extra=extra(None))
         try:
-            result = pymimir.gbfs_eager(problem, initial, heuristic, max_time_seconds=remaining,
+            result = pymimir.gbfs_eager(problem, initial, heuristic, max_time_seconds=wall_safety(task.time_limit),
                                         on_expand_state=on_expand)
+        except _CpuLimit:
+            return Attempt("timeout", None, f"CPU time limit {task.time_limit:g} s",
+                           wall_time=time.perf_counter() - start, extra=extra(None))
         except _ExpansionCap:
             expansions = self.max_expansions  # the search stopped before expanding one more
             return Attempt("unsolved", None, f"max_expansions={self.max_expansions} reached",
