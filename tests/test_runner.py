@@ -4,6 +4,7 @@ declared-data layout, and dispatch of protocols by declared tasks."""
 from __future__ import annotations
 
 import ast
+import json
 import copy
 import os
 import subprocess
@@ -191,3 +192,38 @@ def test_stage_main_reports_a_held_lock_in_one_line(tmp_path, monkeypatch, capsy
     with pytest.raises(WorkspaceLockedError):
         with WorkspaceLock(tmp_path / "data"), WorkspaceLock(tmp_path / "data"):
             pass
+
+
+def test_rows_off_in_the_default_profile_run_under_full_and_one_by_one(tmp_path):
+    """Issue 34: the default profile runs the floors, the planners and each family's headline rows;
+    `full` (and `paper`) run every row; `-S methods.<row>.run=true` turns one row on. An off row's
+    inputs name nothing of its family (its edits rerun nothing), its stages return at once with
+    empty outputs, and a records file it left earlier is kept."""
+    from planarena.methods import resolve, running, runs
+    from planarena.runner.entry import skip_row
+
+    raw = _raw_params()
+    default = resolve_profile(raw)
+    on = set(running(default)["methods"])
+    assert {"random_walk", "fd_lama", "wl_identity", "aiw_ad", "satr_encoder_cl", "dias_names"} <= on
+    assert not {"baiw_ad", "embedplan_hyper", "satr_encdec_nocl_regrounding", "dias_noise4"} & on
+    full = resolve_profile({**raw, "profile": "full"})
+    assert set(running(full)["methods"]) == set(full["methods"])
+    one = copy.deepcopy(default)
+    one["methods"]["baiw_ad"]["run"] = True
+    assert runs("baiw_ad", one) and set(running(one)["methods"]) == on | {"baiw_ad"}
+    assert "run" not in resolve("baiw_ad", default)[1]   # no family sees the flag
+
+    layout = Layout(tmp_path / "data")
+    assert inputs.method_inputs("train", "baiw_ad", default, layout) == {"stage": "train@baiw_ad", "run": False}
+    for stage in ("train", "evaluate"):
+        path = inputs.inputs_file(layout, stage, "baiw_ad")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(inputs.method_inputs(stage, "baiw_ad", default, layout)))
+    old = layout.root / "results" / "baiw_ad.jsonl"
+    old.parent.mkdir(parents=True)
+    old.write_text('{"kept": true}\n')
+    assert skip_row("train", "baiw_ad", layout.root) and skip_row("evaluate", "baiw_ad", layout.root)
+    assert (layout.root / "models" / "baiw_ad" / "train.json").read_text().strip() == '{"status": "off"}'
+    assert old.read_text() == '{"kept": true}\n'
+    assert not skip_row("train", "aiw_ad", layout.root)   # no inputs file saying off: the stage runs

@@ -65,8 +65,9 @@ def claim_params(claim: Claim, params_text: str, check_methods: bool = True) -> 
     if missing and check_methods:
         raise ConfigError(f"{claim.source}: experiment.methods {', '.join(missing)} not configured under "
                           "methods: in params.yaml (nor in experiment.params.methods)")
-    if check_methods:
-        merged["methods"] = {m: methods[m] for m in claim.methods}
+    if check_methods:   # the claim's rows run whatever the profile turns off
+        merged["methods"] = {m: ({**methods[m], "run": True} if (methods[m] or {}).get("run") is False else methods[m])
+                             for m in claim.methods}
     if exp.get("suite"):
         merged["suite"] = exp["suite"]
         suite = merged.setdefault("suites", {}).setdefault(exp["suite"], {})

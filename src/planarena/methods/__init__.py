@@ -50,8 +50,32 @@ def resolve(instance: str, params: dict) -> tuple[type[Method], dict]:
     blocks = params.get("methods") or {}
     if instance not in blocks:
         raise KeyError(f"params: no block `methods.{instance}`; configured: {', '.join(sorted(blocks))}")
-    config = dict(blocks[instance] or {})
+    config = {k: v for k, v in dict(blocks[instance] or {}).items() if k != "run"}
     return method_class(config.get("method", instance)), config
 
 
-__all__ = ["REGISTRY", "TASKS", "Attempt", "LearnedDomain", "Method", "PlanningTask", "method_class", "resolve"]
+def runs(instance: str, params: dict) -> bool:
+    """Whether the row ``methods.<instance>`` runs in the selected profile: its block's ``run``
+    (default true), overridden by a true ``run_all`` (the ``full`` and ``paper`` profiles run every
+    row). A row that does not run keeps its DVC stages, which do nothing (the stage script returns
+    before loading the family), and is absent from the report: ``-S methods.<instance>.run=true``
+    turns it on alone.
+
+    Raises:
+        KeyError: no such block (lists the configured ones).
+    """
+    blocks = params.get("methods") or {}
+    if instance not in blocks:
+        raise KeyError(f"params: no block `methods.{instance}`; configured: {', '.join(sorted(blocks))}")
+    return bool(params.get("run_all")) or (blocks[instance] or {}).get("run", True) is not False
+
+
+def running(params: dict) -> dict:
+    """A copy of ``params`` whose ``methods`` holds only the rows that run (:func:`runs`)."""
+    out = dict(params)
+    out["methods"] = {m: b for m, b in (params.get("methods") or {}).items() if runs(m, params)}
+    return out
+
+
+__all__ = ["REGISTRY", "TASKS", "Attempt", "LearnedDomain", "Method", "PlanningTask", "method_class", "resolve",
+           "running", "runs"]

@@ -30,7 +30,7 @@ def counterparts(cls: type, config: dict, params: dict, view: Callable[[dict], d
     skip = {axis, *ignore}
     out = []
     for name, block in sorted((params.get("methods") or {}).items()):
-        block = dict(block or {})
+        block = {k: v for k, v in dict(block or {}).items() if k != "run"}   # whether it runs is no setting
         if block.get("method", name) not in names:
             continue
         theirs = view(block)

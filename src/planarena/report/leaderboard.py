@@ -260,17 +260,22 @@ def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"))
     Reads ``layout.results/*.jsonl``, ``layout.plans/records.jsonl``,
     ``layout.problems/manifest.jsonl`` and ``layout.acp/*/summary.json``. Params read:
     ``profile``, ``suite``, the names under ``suites.<suite>.domains`` and ``evaluation.splits``
-    (so that empty domains and splits are reported), ``planners``, the ``methods`` blocks (each
-    method's :meth:`~planarena.methods.base.Method.report_traits`), and the whole resolved tree
-    for the params hash.
+    (so that empty domains and splits are reported), ``planners``, the ``methods`` blocks of the rows
+    that run (:func:`planarena.methods.runs`; each method's
+    :meth:`~planarena.methods.base.Method.report_traits`), and the whole resolved tree for the params
+    hash.
 
     Raises:
         FileNotFoundError: the problem manifest is missing.
         ValueError: a malformed results/plans line (names the file and line).
         KeyError: a ``methods`` block names an unregistered method.
     """
+    from planarena.methods import running
+
+    params = running(params)   # rows off in this profile are not reported, whatever records they left
     traits = method_traits(params)
     inputs = load_inputs(layout, declared_domains(params), declared_splits(params), traits)
+    inputs.records = [r for r in inputs.records if r.method in params["methods"]]
     inputs.seed = int(params.get("seed", 0) or 0)
     inputs.time_limits = quality.time_limits(params)
     run_info = info.collect_info(params, traits, Path(layout.root) / "inputs")

@@ -137,12 +137,40 @@ def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str 
         executor.shutdown()
 
 
+def skip_row(stage: str, instance: str, root: str | os.PathLike = "data") -> bool:
+    """For ``train@<instance>`` / ``evaluate@<instance>`` of a row that does not run in this profile
+    (its inputs file, written by ``resolve_methods``, says ``"run": false``): make the stage's
+    output exist (an empty model folder with ``train.json`` ``{"status": "off"}``; the records file,
+    created empty if missing and otherwise left as it is: no stage loses results already computed,
+    and the report reads only rows that run) and return True, in well under a second (no family is
+    imported). False otherwise."""
+    path = Path(root) / "inputs" / "methods" / f"{stage}.{instance}.json"
+    try:
+        if json.loads(path.read_text()).get("run", True) is not False:
+            return False
+    except (OSError, ValueError):
+        return False
+    if stage == "train":
+        out = Path(root) / "models" / instance
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "train.json").write_text('{"status": "off"}\n')
+    else:
+        out = Path(root) / "results" / f"{instance}.jsonl"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.touch()
+    print(f"{stage} {instance}: off in this profile (methods.{instance}.run: false; -S methods.{instance}.run=true "
+          f"or -S profile=full runs it)")
+    return True
+
+
 def run_stage_script(name: str, *args: str) -> None:
     """What ``stages/<name>.py`` runs: the stage's entry point from the stage table
     (:data:`planarena.runner.inputs.STAGES`, plus ``resolve`` / ``resolve_methods``), under
     :func:`stage_main`. ``train`` and ``evaluate`` pin one compute thread per process first."""
     import importlib
 
+    if name in ("train", "evaluate") and args and skip_row(name, args[0]):
+        return
     if name in ("train", "evaluate"):
         pin_threads()
     from planarena.runner.inputs import ENTRIES

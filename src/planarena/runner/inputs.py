@@ -280,9 +280,11 @@ def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> di
     Raises:
         KeyError: no such method block, or an unknown registered name (lists the valid ones).
     """
-    from planarena.methods import REGISTRY, resolve
+    from planarena.methods import REGISTRY, resolve, runs
     from planarena.methods.base import Method
 
+    if not runs(instance, params):  # nothing of the family is read: its edits rerun nothing here
+        return {"stage": f"{stage}@{instance}", "run": False}
     cls, config = resolve(instance, params)
     method = cls(instance, config, params, layout)
     registered = config.get("method", instance)
