@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 TORCH_INDEX=${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}
+UV_VERSION=${UV_VERSION:-0.13.9}
 VENV=.venv
 STAMP=$VENV/.planarena-installed
 
@@ -16,21 +17,35 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
   echo "setup: environment up to date ($VENV)"
 else
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
-  echo "setup: installing torch $TORCH_VERSION (CPU build)"
+  # uv resolves nothing here (every version is pinned) but downloads and unpacks in parallel: a cold
+  # setup takes a fraction of pip's time (README "Cost"). PLANARENA_PIP=1, or no uv to be had, uses pip.
+  UV=""
+  if [ "${PLANARENA_PIP:-0}" != "1" ]; then
+    if command -v uv >/dev/null 2>&1; then
+      UV=$(command -v uv)
+    elif "$VENV/bin/python" -m pip install -q "uv==$UV_VERSION" 2>&1 | grep -v "^WARNING: Location"; [ -x "$VENV/bin/uv" ]; then
+      UV=$VENV/bin/uv
+    fi
+  fi
+  if [ -n "$UV" ]; then
+    install() { "$UV" pip install -q --python "$VENV/bin/python" "$@"; }
+  else
+    "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+    install() { "$VENV/bin/python" -m pip install -q "$@" 2>&1 | grep -vE "^WARNING: (Location|Retrying)" || true; }
+  fi
+  echo "setup: installing torch $TORCH_VERSION (CPU build)${UV:+ with uv}"
   # --no-deps: only torch itself comes from the CPU index; its dependencies are pinned in
   # requirements.txt and come from the default index (no lookups of them on the torch index).
   if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
-    "$VENV/bin/python" -m pip install -q --no-deps "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX" 2>&1 \
-      | grep -vE "^WARNING: (Location|Retrying)" || true
+    install --no-deps "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX" || true
   fi
-  if ! "$VENV/bin/python" -m pip show -q torch >/dev/null 2>&1; then
+  if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
     echo "setup: WARNING: $TORCH_INDEX unreachable; installing torch $TORCH_VERSION from the default index" >&2
-    "$VENV/bin/python" -m pip install -q --no-deps "torch==$TORCH_VERSION" 2>&1 | grep -v "^WARNING: Location" || true
+    install --no-deps "torch==$TORCH_VERSION" || true
   fi
   echo "setup: installing pinned dependencies"
-  "$VENV/bin/python" -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
-  "$VENV/bin/python" -m pip install -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
+  install -r requirements.txt || true
+  install --no-deps -e . || true
   "$VENV/bin/python" -c "import torch, planarena, pymimir, pymimir_rgnn, pymimir_rl, wlplan, unified_planning, dvc" \
     || { echo "setup: dependency check failed" >&2; exit 1; }
   echo "$want" > "$STAMP"

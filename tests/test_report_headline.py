@@ -118,7 +118,7 @@ def test_above_floor_by_paired_test_holm_corrected():
     assert tests["weak"][2] == 1.0
     assert t.above_floor("pol") is True and t.above_floor("weak") is False and t.above_floor("fd") is None
     assert headline.format_floor(t, "pol").startswith("yes (p=")
-    assert headline.format_floor(t, "weak") == "no: `walk` p=1.00"
+    assert headline.format_floor(t, "weak") == "at floor at this budget: `walk` p=1.00"
 
 
 def test_problems_box_lists_only_real_problems():

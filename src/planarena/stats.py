@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from scipy import stats
@@ -300,21 +300,31 @@ def format_p(p: float) -> str:
     return f"p={p:.3f}" if p < 0.1 else f"p={p:.2f}"
 
 
-def verdict(tests: Sequence[tuple[str, PairedTest, float]]) -> str:
+def _above_all(tests: Sequence[tuple[str, PairedTest, float]]) -> bool:
+    return bool(tests) and all(t.diff > 0 and p < ALPHA for _, t, p in tests)
+
+
+def verdict(tests: Sequence[tuple[str, PairedTest, float]],
+            by_domain: Mapping[str, Sequence[tuple[str, PairedTest, float]]] | None = None) -> str:
     """The *above floor* cell from ``(floor, test, Holm-adjusted p)`` of one row against each of
-    its floors: ``yes (p=...)`` when it is significantly above every one (the largest adjusted p);
-    ``below `floor` (p=...)`` when it is significantly below one; else ``no: `floor` p=...`` naming
-    the floor it is least clearly above; ``"–"`` without tests."""
+    its floors on the pooled problems, and optionally the same per domain (``by_domain``, Holm over
+    its own family): ``yes (p=...)`` when it is significantly above every floor pooled (the largest
+    adjusted p); ``below `floor` (p=...)`` when it is significantly below one; else
+    ``on d1, d2 (p=...)`` naming the domains where it is above every floor; else ``at floor at this
+    budget: `floor` p=...`` naming the floor it is least clearly above; ``"–"`` without tests."""
     if not tests:
         return "–"
-    if all(t.diff > 0 and p < ALPHA for _, t, p in tests):
+    if _above_all(tests):
         return f"yes ({format_p(max(p for _, _, p in tests))})"
     below = [(f, p) for f, t, p in tests if t.diff < 0 and p < ALPHA]
     if below:
         f, p = min(below, key=lambda x: x[1])
         return f"below `{f}` ({format_p(p)})"
+    wins = {d: max(p for _, _, p in ts) for d, ts in sorted((by_domain or {}).items()) if _above_all(ts)}
+    if wins:
+        return f"on {', '.join(wins)} ({format_p(max(wins.values()))})"
     f, _, p = max(tests, key=lambda x: (not (x[1].diff > 0), x[2]))
-    return f"no: `{f}` {format_p(p)}"
+    return f"at floor at this budget: `{f}` {format_p(p)}"
 
 
 def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:

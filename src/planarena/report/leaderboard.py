@@ -272,10 +272,12 @@ def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"))
     """
     from planarena.methods import running
 
+    configured = set(params.get("methods") or {})
     params = running(params)   # rows off in this profile are not reported, whatever records they left
+    off = configured - set(params["methods"])
     traits = method_traits(params)
     inputs = load_inputs(layout, declared_domains(params), declared_splits(params), traits)
-    inputs.records = [r for r in inputs.records if r.method in params["methods"]]
+    inputs.records = [r for r in inputs.records if r.method not in off]
     inputs.seed = int(params.get("seed", 0) or 0)
     inputs.time_limits = quality.time_limits(params)
     run_info = info.collect_info(params, traits, Path(layout.root) / "inputs")

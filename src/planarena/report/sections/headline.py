@@ -59,7 +59,10 @@ class CoverageTable:
         group: per method, its row group (a kind, ``floor`` or ``ceiling``).
         solved: per (method, column), the 0/1 matrix (problems, seeds) of that column's problems.
         cells: per (method, column), the :class:`planarena.stats.Interval` of the cell.
-        floor_tests: per learned method, ``(floor, PairedTest, Holm-adjusted p)`` for each floor.
+        floor_tests: per learned method, ``(floor, PairedTest, Holm-adjusted p)`` for each floor on
+            the pooled held-out problems (Holm across the table).
+        domain_floor_tests: the same per learned method and domain (a second Holm family across the
+            table's rows, floors and domains).
         bold: per column, the methods in its best tier.
     """
 
@@ -70,14 +73,18 @@ class CoverageTable:
     solved: dict[tuple[str, str], np.ndarray]
     cells: dict[tuple[str, str], stats.Interval]
     floor_tests: dict[str, list[tuple[str, stats.PairedTest, float]]] = field(default_factory=dict)
+    domain_floor_tests: dict[str, dict[str, list[tuple[str, stats.PairedTest, float]]]] = field(default_factory=dict)
     bold: dict[str, set[str]] = field(default_factory=dict)
     #: per (method, column), which of the column's problems the method has a record for (any seed)
     attempted: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
 
-    def paired(self, a: str, b: str, column: str, seed: int) -> stats.PairedTest:
+    def paired(self, a: str, b: str, column: str, seed: int, domain: str | None = None) -> stats.PairedTest:
         """:func:`stats.paired_coverage` of ``a`` against ``b`` on the problems of ``column`` both
-        attempted (a row measured on part of a split by configuration is compared where it ran)."""
+        attempted (a row measured on part of a split by configuration is compared where it ran),
+        only ``domain``'s when given."""
         both = self.attempted[(a, column)] & self.attempted[(b, column)]
+        if domain is not None:
+            both = both & np.array([p[0] == domain for p in self.problems[column]], dtype=bool)
         return stats.paired_coverage(self.solved[(a, column)][both], self.solved[(b, column)][both], seed)
 
     @property
@@ -190,17 +197,24 @@ def _floors_of(table: CoverageTable, traits: Mapping[str, ReportTraits], m: str)
 
 def _test_floors(table: CoverageTable, traits: Mapping[str, ReportTraits], seed: int) -> None:
     """Fill ``table.floor_tests``: each learned row against each of its floors on the pooled
-    column, Holm-corrected across the table."""
-    pairs = []
+    column, Holm-corrected across the table; and ``table.domain_floor_tests``: the same on each
+    domain's held-out problems, its own Holm family (a row can learn one domain and not another)."""
+    pairs, per_domain = [], []
+    domains = sorted({p[0] for p in table.problems[HELD_OUT]})
     for m in table.methods:
         if traits.get(m, PLAIN).role != "model" or not _learns(traits, m):
             continue
         for f in _floors_of(table, traits, m):
             if (m, HELD_OUT) in table.solved and (f, HELD_OUT) in table.solved:
                 pairs.append((m, f, table.paired(m, f, HELD_OUT, seed)))
+                if len(domains) > 1:
+                    per_domain += [(m, f, d, table.paired(m, f, HELD_OUT, seed, d)) for d in domains]
     adjusted = stats.holm([t.p for _, _, t in pairs])
     for (m, f, t), p in zip(pairs, adjusted):
         table.floor_tests.setdefault(m, []).append((f, t, p))
+    adjusted = stats.holm([t.p for *_, t in per_domain])
+    for (m, f, d, t), p in zip(per_domain, adjusted):
+        table.domain_floor_tests.setdefault(m, {}).setdefault(d, []).append((f, t, p))
 
 
 def _learns(traits: Mapping[str, ReportTraits], m: str) -> bool:
@@ -247,8 +261,9 @@ def format_cell(iv: stats.Interval, bold: bool = False) -> str:
 
 
 def format_floor(table: CoverageTable, m: str) -> str:
-    """The *above floor* cell (:func:`planarena.stats.verdict` of the row's floor tests)."""
-    return stats.verdict(table.floor_tests.get(m, []))
+    """The *above floor* cell (:func:`planarena.stats.verdict` of the row's pooled and per-domain
+    floor tests)."""
+    return stats.verdict(table.floor_tests.get(m, []), table.domain_floor_tests.get(m))
 
 
 def render_table(
@@ -283,7 +298,9 @@ DESCRIPTION = (
     "column and kind; nothing bold when the best solves nothing). *Above floor*: the learned row beats "
     "every floor of its kind on the pooled held-out problems by a paired test (McNemar's exact test "
     "for one run each, else the exact sign-flip permutation test on per-problem solved fractions; "
-    "Holm-corrected across the table; the largest adjusted p is shown). Each table is one problem "
+    "Holm-corrected across the table; the largest adjusted p is shown: *yes*); failing that, *on d*: it "
+    "beats every floor on domain d's held-out problems (the same tests per domain, their own Holm "
+    "family); else *at floor at this budget*, with the floor it is least clearly above. Each table is one problem "
     f"set: its rows ran on the same problems. {SELECTED}: the row selected its checkpoint on this split "
     "(the paper's protocol), so for that row the cell is not a held-out number."
 )
