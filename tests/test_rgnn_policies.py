@@ -396,6 +396,11 @@ def test_training_ignores_other_threads_drawing_from_pythons_random(spanner):
 def test_schedules_and_config_errors():
     assert linear(1.0, 0.1, 0, 1000) == 1.0 and math.isclose(linear(1.0, 0.1, 500, 1000), 0.55)
     assert linear(1.0, 0.1, 5000, 1000) == 0.1
+    from planarena.methods.rgnn_policies.train import span_episodes
+
+    # a fraction of the run scales with it; a count does not (the paper profile's 300 of 1,000)
+    assert span_episodes(0.3, 1000) == 300 and span_episodes(0.3, 20) == 6 and span_episodes(0.01, 20) == 1
+    assert span_episodes(300, 1000) == 300 and span_episodes(3, 20) == 3
     with pytest.raises(ValueError, match="unknown key"):
         TrainConfig.from_params({"episodez": 3})
 

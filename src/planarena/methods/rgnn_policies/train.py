@@ -40,16 +40,19 @@ from planarena.methods.rgnn_policies.policy import LookaheadCache, LookaheadQMod
 class TrainConfig:
     """Training hyperparameters (params ``rgnn_policies.train``; defaults: the paper's Section 7).
 
-    Units: episodes (one episode = ``rollouts`` trajectories + ``train_steps`` optimisation steps),
-    seconds for ``max_seconds`` (a wall-clock cap per model; 0 = none)."""
+    Units: episodes (one episode = ``rollouts`` trajectories + ``train_steps`` optimisation steps);
+    ``lr_episodes`` and ``temperature_episodes`` below 1 are fractions of ``episodes`` (so that a
+    longer or shorter run keeps its schedule's shape), 1 or more episode counts; CPU seconds of the
+    training process for ``max_seconds`` (a cap per model, 0 = none: CPU time, so that machine load
+    does not decide where training stops)."""
 
     episodes: int = 1000
     lr: float = 1e-3
     min_lr: float = 1e-5
-    lr_episodes: int = 300
+    lr_episodes: float = 300
     temperature: float = 1.0
     min_temperature: float = 0.1
-    temperature_episodes: int = 1000
+    temperature_episodes: float = 1000
     gamma: float = 0.999
     train_steps: int = 32
     batch: int = 32
@@ -96,6 +99,12 @@ def scoring_points(cfg: TrainConfig) -> int:
     fewer than two there is nothing to select, and no selection rollouts run."""
     every = max(1, cfg.eval_every)
     return cfg.episodes // every + (cfg.episodes % every != 0)
+
+
+def span_episodes(value: float, episodes: int) -> int:
+    """A schedule's length in episodes: ``value`` below 1 is that fraction of ``episodes`` (at least
+    one), 1 or more a count."""
+    return max(1, round(float(value) * episodes)) if 0 < float(value) < 1 else int(value)
 
 
 def linear(start: float, end: float, episode: int, span: int) -> float:
@@ -163,12 +172,13 @@ def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list,
     import pymimir_rl as rl
 
     torch.manual_seed(seed)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     model = LookaheadQModel(network, cache)
     target_net = network.clone()
     target = LookaheadQModel(target_net, cache)
     optimiser = torch.optim.Adam(network.parameters(), lr=cfg.lr)
-    steps = max(1, cfg.lr_episodes * cfg.train_steps)
+    steps = max(1, span_episodes(cfg.lr_episodes, cfg.episodes) * cfg.train_steps)
+    temperature_span = span_episodes(cfg.temperature_episodes, cfg.episodes)
     scheduler = torch.optim.lr_scheduler.LinearLR(optimiser, 1.0, cfg.min_lr / cfg.lr, total_iters=steps)
     loss = rl.DQNOptimization(model, optimiser, scheduler, target, float(cfg.gamma), float(cfg.mellowmax))
     reward = rl.ConstantRewardFunction(-1.0)
@@ -202,10 +212,10 @@ def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list,
             res.state = {k: v.detach().clone() for k, v in network.state_dict().items()}
 
     for episode in range(cfg.episodes):
-        if cfg.max_seconds and time.perf_counter() - start > cfg.max_seconds:
+        if cfg.max_seconds and time.process_time() - cpu_start > cfg.max_seconds:
             res.status = "time cap"
             break
-        sampler.set_temperature(float(linear(cfg.temperature, cfg.min_temperature, episode, cfg.temperature_episodes)))
+        sampler.set_temperature(float(linear(cfg.temperature, cfg.min_temperature, episode, temperature_span)))
         episode_losses.clear()
         algo.fit()
         res.episodes_run = episode + 1
@@ -223,4 +233,4 @@ def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list,
     return res
 
 
-__all__ = ["TrainConfig", "TrainResult", "library_random", "linear", "scoring_points", "train_policy"]
+__all__ = ["TrainConfig", "TrainResult", "library_random", "linear", "scoring_points", "span_episodes", "train_policy"]
