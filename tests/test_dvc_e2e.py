@@ -190,7 +190,7 @@ def test_repro_then_noop_then_param_change(repo):
     _run(["git", "commit", "-qm", "smoke baseline"], work, env)
     lock = (work / "dvc.lock").read_text()
 
-    # identical results in the stage process (`jobs: 1`) and on a 2-worker Dask cluster: the
+    # identical results in the stage process (`jobs: 1`, beside a CPU hog) and on a 2-worker Dask cluster: the
     # train and evaluate stages of SERIAL_METHODS rerun, every attempt recomputed (their records
     # deleted first: evaluation resumes). metrics.json, every record but its wall times, and every
     # model output's hash are unchanged
@@ -201,7 +201,13 @@ def test_repro_then_noop_then_param_change(repo):
     for m in SERIAL_METHODS:
         (work / "data" / "results" / f"{m}.jsonl").unlink()
     stages = [f"{s}@{m}" for m in SERIAL_METHODS for s in ("train", "evaluate")]
-    serial = _run(["dvc", "repro", "-f", "-s", *stages], work, env)
+    # ... with a CPU hog beside it: limits that decide outcomes count CPU time, not wall time
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        serial = _run(["dvc", "repro", "-f", "-s", *stages], work, env)
+    finally:
+        hog.kill()
+        hog.wait()
     assert set(stages) <= _ran(serial), serial
     assert "report" in _ran(_run(["dvc", "repro"], work, env))
     assert (work / "reports" / "metrics.json").read_text() == metrics
