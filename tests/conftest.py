@@ -22,6 +22,22 @@ TINY = FIXTURES / "tiny"
 SHARED_BENCHMARKS = ROOT.parent / "shared" / "benchmarks"
 
 
+class ConstantScorer:
+    """A lockstep-decoding scorer (:func:`planarena.search.decoding.decode_lockstep`) that ranks every
+    successor equal, so the first by name wins."""
+
+    def start(self, problems, states):
+        return None
+
+    def score(self, ctx, beam_problem, successors, owner):
+        import numpy as np
+
+        return np.zeros(len(successors)), None
+
+    def select(self, cand_ctx, chosen):
+        return None
+
+
 @pytest.fixture(autouse=True)
 def _fresh_executor():
     """Every test gets the default executor and a cluster forked after its own setup (a test's

@@ -6,10 +6,9 @@ a CPU-time limit of zero still times out."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-import numpy as np
 import pytest
+from conftest import TINY, ConstantScorer
 
 from planarena.config import Layout
 from planarena.core.clock import wall_safety
@@ -19,7 +18,6 @@ from planarena.methods.base import PlanningTask
 from planarena.methods.random_walk import RandomWalk
 from planarena.search.decoding import DecodeProblem, DecodeSettings, decode_lockstep
 
-TINY = Path(__file__).parent / "fixtures" / "tiny"
 
 
 @pytest.fixture
@@ -52,29 +50,16 @@ def test_random_walk_outcome_ignores_the_wall_clock(tmp_path, loaded_wall_clock)
     assert walk.solve(_walk_task(0.0), 0).outcome == "timeout"   # no CPU time at all: the limit still holds
 
 
-class _Constant:
-    """A scorer that ranks every successor equal (the first by name wins)."""
-
-    def start(self, problems, states):
-        return None
-
-    def score(self, ctx, beam_problem, successors, owner):
-        return np.zeros(len(successors)), None
-
-    def select(self, cand_ctx, chosen):
-        return None
-
-
 def test_lockstep_decoding_outcome_ignores_the_wall_clock(request):
     problem = load_problem(str(TINY / "domain.pddl"), str(TINY / "unsolvable.pddl"))
     settings = DecodeSettings(beam_width=1, horizon=30, revisit=True)
-    calm = decode_lockstep([DecodeProblem(problem, time_limit=10)], _Constant(), settings)[0]
+    calm = decode_lockstep([DecodeProblem(problem, time_limit=10)], ConstantScorer(), settings)[0]
     calls = request.getfixturevalue("loaded_wall_clock")
-    loaded = decode_lockstep([DecodeProblem(problem, time_limit=10)], _Constant(), settings)[0]
+    loaded = decode_lockstep([DecodeProblem(problem, time_limit=10)], ConstantScorer(), settings)[0]
     assert calls["n"] > 0
     assert (loaded.outcome, loaded.steps) == (calm.outcome, calm.steps) == ("unsolved", 30)
     assert loaded.wall_s > 3600.0 > 10 > loaded.time_s        # wall recorded, CPU decided
-    assert decode_lockstep([DecodeProblem(problem, time_limit=0.0)], _Constant(), settings)[0].outcome == "timeout"
+    assert decode_lockstep([DecodeProblem(problem, time_limit=0.0)], ConstantScorer(), settings)[0].outcome == "timeout"
 
 
 def test_wall_safety_net_is_far_above_the_cpu_limit():

@@ -3,7 +3,7 @@ with exact one-hot encoders and oracle / adversarial models, on tiny fixtures.""
 
 import numpy as np
 import pytest
-from conftest import TINY
+from conftest import TINY, ConstantScorer
 
 from planarena.core.pddl import atoms_of, load_problem, read_plan_file, replay
 from planarena.core.validation import validate_plan
@@ -183,18 +183,8 @@ def test_greedy_cycle_stops_early_with_the_same_outcome():
 
     problem = load_problem(str(TINY / "domain.pddl"), str(TINY / "unsolvable.pddl"))
 
-    class Constant:
-        def start(self, problems, states):
-            return None
-
-        def score(self, ctx, beam_problem, successors, owner):
-            return np.zeros(len(successors)), None
-
-        def select(self, cand_ctx, chosen):
-            return None
-
-    full = decode_lockstep([DecodeProblem(problem)], Constant(), DecodeSettings(beam_width=1, horizon=50, revisit=True))
-    early = decode_lockstep([DecodeProblem(problem)], Constant(),
+    full = decode_lockstep([DecodeProblem(problem)], ConstantScorer(), DecodeSettings(beam_width=1, horizon=50, revisit=True))
+    early = decode_lockstep([DecodeProblem(problem)], ConstantScorer(),
                             DecodeSettings(beam_width=1, horizon=50, revisit=True, stop_on_cycle=True))
     assert full[0].outcome == early[0].outcome == "unsolved" and full[0].steps == 50
     assert early[0].steps < 5 and early[0].reason.startswith("cycle")

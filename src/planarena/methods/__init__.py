@@ -47,11 +47,16 @@ def resolve(instance: str, params: dict) -> tuple[type[Method], dict]:
     Raises:
         KeyError: no such params block (lists the configured ones) or unknown registry name.
     """
+    config = {k: v for k, v in _block(instance, params).items() if k != "run"}
+    return method_class(config.get("method", instance)), config
+
+
+def _block(instance: str, params: dict) -> dict:
+    """The params block ``methods.<instance>`` (a KeyError listing the configured ones if absent)."""
     blocks = params.get("methods") or {}
     if instance not in blocks:
         raise KeyError(f"params: no block `methods.{instance}`; configured: {', '.join(sorted(blocks))}")
-    config = {k: v for k, v in dict(blocks[instance] or {}).items() if k != "run"}
-    return method_class(config.get("method", instance)), config
+    return dict(blocks[instance] or {})
 
 
 def runs(instance: str, params: dict) -> bool:
@@ -64,10 +69,7 @@ def runs(instance: str, params: dict) -> bool:
     Raises:
         KeyError: no such block (lists the configured ones).
     """
-    blocks = params.get("methods") or {}
-    if instance not in blocks:
-        raise KeyError(f"params: no block `methods.{instance}`; configured: {', '.join(sorted(blocks))}")
-    return bool(params.get("run_all")) or (blocks[instance] or {}).get("run", True) is not False
+    return bool(params.get("run_all")) or _block(instance, params).get("run", True) is not False
 
 
 def running(params: dict) -> dict:
