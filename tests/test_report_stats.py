@@ -129,6 +129,10 @@ def test_verdict_names_the_floor_and_the_direction():
     by_domain = {"gripper": [("walk", up, 0.02), ("ident", up, 0.04)], "blocks": [("walk", flat, 1.0), ("ident", up, 0.01)]}
     assert stats.verdict([("walk", flat, 0.3), ("ident", up, 0.01)], by_domain) == "on gripper (p=0.040)"
     assert stats.verdict([("walk", flat, 0.3)], {"blocks": [("walk", flat, 1.0)]}) == "at floor at this budget: `walk` p=0.30"
+    # below pooled (EmbedPlan's Cross-Domain queries outnumber the rest) yet above on one part: both said
+    assert (stats.verdict([("ident", down, 0.0004)], {"Interpolation": [("ident", up, 0.002)]})
+            == "on Interpolation (p=0.002); below `ident` pooled (p<0.001)")
+    assert stats.verdict([("ident", down, 0.0004)], {"Interpolation": [("ident", flat, 1.0)]}) == "below `ident` (p<0.001)"
 
 
 def test_monte_carlo_permutation_resolves_small_p_values():
@@ -139,3 +143,26 @@ def test_monte_carlo_permutation_resolves_small_p_values():
     b[:2] = 1  # two ties
     t = stats.paired_coverage(a, b, seed=1)
     assert t.a_better == 28 and t.p < 0.05 / 50
+
+
+def test_hit_floor_cell_names_the_protocol_a_row_learns_when_pooled_it_is_below():
+    """A row above its floor on 30 Interpolation queries and below it on 200 Cross-Domain queries:
+    pooled it is below, but the cell names the protocol it learns (EmbedPlan's Table 18 pattern)."""
+    from test_report import rec
+    from planarena.methods.base import ReportTraits
+    from planarena.report.sections import ranking
+
+    def pool(method, protocol, ranks):
+        return rec(method, "blocksworld", "test", protocol, 13, outcome="solved",
+                   extra={"task": "rank_successors", "protocol": protocol, "ranks": ranks})
+
+    records = [pool("learned", "interpolation", [0] * 30), pool("ident", "interpolation", [9] * 30),
+               pool("learned", "cross_domain", [9] * 200), pool("ident", "cross_domain", [0] * 200)]
+    traits = {"learned": ReportTraits(floor_group="g"), "ident": ReportTraits(role="floor", floor_group="g")}
+    tests = ranking.floor_tests(records, traits)
+    cell = ranking.format_hit_floor(tests["learned"])
+    assert cell.startswith("on Interpolation (p<0.001); below `ident` pooled (p<0.001)"), cell
+    assert set(tests["learned"].by_protocol) == {"Interpolation", "Cross-Domain"}
+    # the same row without the Interpolation win reads below, with nothing named
+    only_cross = [r for r in records if r.extra["protocol"] == "cross_domain"]
+    assert ranking.format_hit_floor(ranking.floor_tests(only_cross, traits)["learned"]) == "below `ident` (p<0.001)"

@@ -285,7 +285,7 @@ def test_the_floor_and_a_learned_row_are_compared_on_the_same_states(data, tmp_p
     params["schema"]["common_states"] = {"problems": 1, "per_problem": 7}
     params["methods"] = {"floor": {"file": str(nopre), "states": "common"},
                          "true_domain": {"file": str(path), "max_test_problems": 2}}
-    rows = {}
+    rows, planned = {}, {}
     for name, config in params["methods"].items():
         out = tmp_path / f"{name}.jsonl"
         with JsonlWriter(out) as w:
@@ -293,7 +293,12 @@ def test_the_floor_and_a_learned_row_are_compared_on_the_same_states(data, tmp_p
                               seeds=[13], problems=None, fingerprint="x", train_info={}, train_facts={}, kept=[], writer=w)
             protocol.run(ctx)
         rows[name] = next(r for r in read_jsonl(out) if r["extra"]["task"] == "learn_schema")["extra"]
+        planned[name] = {r["problem"] for r in read_jsonl(out) if r["extra"].get("task") != "learn_schema"}
     floor, learned = rows["floor"], rows["true_domain"]
+    # measured on the common states only, the floor still plans every test problem (the coverage
+    # table's paired floor test needs them all), more than the learned row capped at 2
+    assert len(planned["floor"]) == len(protocol.SchemaData(data.schema).problems.select("blocks3", protocol.SPLIT)) > 2
+    assert len(planned["true_domain"]) == 2
     assert floor["test_states"] == 7 and floor["common_states"]["test_states"] == 7
     assert floor["common_states"]["precision"] == floor["precision"] < 1
     assert learned["test_states"] == 40 and learned["common_states"]["test_states"] == 7

@@ -309,20 +309,22 @@ def verdict(tests: Sequence[tuple[str, PairedTest, float]],
     """The *above floor* cell from ``(floor, test, Holm-adjusted p)`` of one row against each of
     its floors on the pooled problems, and optionally the same per domain (``by_domain``, Holm over
     its own family): ``yes (p=...)`` when it is significantly above every floor pooled (the largest
-    adjusted p); ``below `floor` (p=...)`` when it is significantly below one; else
-    ``on d1, d2 (p=...)`` naming the domains where it is above every floor; else ``at floor at this
-    budget: `floor` p=...`` naming the floor it is least clearly above; ``"–"`` without tests."""
+    adjusted p); else ``on d1, d2 (p=...)`` naming the domains where it is above every floor (with
+    ``; below `floor` pooled (p=...)`` when pooled it is significantly below one); else
+    ``below `floor` (p=...)``; else ``at floor at this budget: `floor` p=...`` naming the floor it is
+    least clearly above; ``"–"`` without tests."""
     if not tests:
         return "–"
     if _above_all(tests):
         return f"yes ({format_p(max(p for _, _, p in tests))})"
     below = [(f, p) for f, t, p in tests if t.diff < 0 and p < ALPHA]
-    if below:
-        f, p = min(below, key=lambda x: x[1])
-        return f"below `{f}` ({format_p(p)})"
+    worst = min(below, key=lambda x: x[1]) if below else None
     wins = {d: max(p for _, _, p in ts) for d, ts in sorted((by_domain or {}).items()) if _above_all(ts)}
     if wins:
-        return f"on {', '.join(wins)} ({format_p(max(wins.values()))})"
+        pooled = f"; below `{worst[0]}` pooled ({format_p(worst[1])})" if worst else ""
+        return f"on {', '.join(wins)} ({format_p(max(wins.values()))}){pooled}"
+    if worst:
+        return f"below `{worst[0]}` ({format_p(worst[1])})"
     f, _, p = max(tests, key=lambda x: (not (x[1].diff > 0), x[2]))
     return f"at floor at this budget: `{f}` {format_p(p)}"
 

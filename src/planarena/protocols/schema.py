@@ -24,7 +24,9 @@ the same way, and it writes no ``plan`` records (it has no domain to plan with).
 Every row is also measured on the *common* states (``schema.common_states``: the first
 ``per_problem`` states of the first ``problems`` test problems; the record's ``common_states``), and
 the precondition-free floor (block ``states: common``) on those only, since it grounds every object
-tuple: so the floor's precision compares with each learned row's on the same states.
+tuple in every state: so the floor's precision compares with each learned row's on the same states.
+The floor still plans every test problem (Fast Downward grounds once per problem), so that the
+coverage table tests each learned row against it on all of them.
 
 Records (one JSON line each, :class:`planarena.core.records.ResultRecord`): per (domain, seed) one
 ``learn_schema`` record (``split="schema-test"``, ``problem=<domain>``) with ``extra``: ``precision``,
@@ -363,7 +365,11 @@ def run(ctx: "EvalContext") -> int:
                     max_groundings=float(get(method.params, "schema.max_free_groundings")),
                     per_problem=common[1] if only_common else method.config.get("max_test_states"),
                     cache=PlannerCache(method.layout.cache / "fd"), common=common)
-    max_problems = common[0] if only_common else method.config.get("max_test_problems")
+    # the floor measures successor sets on the common problems only, but plans every test problem
+    # like the learned rows (planning grounds once per problem; the comparison grounds per state),
+    # so that the coverage table's paired floor test runs on all of them
+    max_problems = method.config.get("max_test_problems")
+    measured = common[0] if only_common else max_problems
     failed = ctx.train_info.get("status", "ok") != "ok"
     # a resumed run: the learn_schema records already written decide whether a domain is planned with
     kept = {(r["domain"], r["seed"]): r for r in ctx.kept if (r.get("extra") or {}).get("task") == TASK}
@@ -371,7 +377,7 @@ def run(ctx: "EvalContext") -> int:
     for domain in configured_domains(method.params, method.config, data.problems.domains):
         true_domain = data.problems.domain_file(domain)
         entries = data.problems.select(domain, SPLIT)[:max_problems]
-        tests = {e.problem: data.problems.problem_file(e) for e in entries}
+        tests = {e.problem: data.problems.problem_file(e) for e in entries[:measured]}
         cached: list = []
 
         def states(domain=domain, tests=tests, cached=cached):  # read once per domain, when first needed
@@ -387,7 +393,7 @@ def run(ctx: "EvalContext") -> int:
             if key in ctx.done and kept.get((domain, seed), {}).get("outcome") == "timeout":
                 learned = dataclasses.replace(learned, outcome="timeout", failure_reason=kept[(domain, seed)]["failure_reason"])
             if key not in ctx.done:
-                outcome, learned, extra = _measure(learned, true_domain, tests, entries, states, cfg)
+                outcome, learned, extra = _measure(learned, true_domain, tests, entries[:measured], states, cfg)
                 ctx.writer.write(ResultRecord(
                     method=method.name, family=method.family, domain=domain, split=SPLIT, problem=domain,
                     seed=seed, outcome=outcome, wall_time=round(time.perf_counter() - start, 4),

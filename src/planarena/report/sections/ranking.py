@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -151,40 +152,63 @@ def hit_intervals(records: Iterable[ResultRecord], k: int, seed: int = 0) -> dic
     return out
 
 
+@dataclass
+class HitFloorTests:
+    """The Hit@k *above floor* tests of one learned row against the floor of its floor group.
+
+    Attributes:
+        pooled: ``(floor, test, Holm-adjusted p)`` over every protocol both ran (Holm across rows).
+        by_protocol: the same per protocol (column title -> list of one such triple), a second Holm
+            family across rows and protocols: a row can learn the Interpolation protocol and not
+            Cross-Domain (EmbedPlan, Table 18).
+    """
+
+    pooled: tuple[str, stats.PairedTest, float]
+    by_protocol: dict[str, list[tuple[str, stats.PairedTest, float]]] = field(default_factory=dict)
+
+
 def floor_tests(records: Iterable[ResultRecord], traits: Mapping[str, ReportTraits], k: int = 5,
-                seed: int = 0) -> dict[str, tuple[str, stats.PairedTest, float]]:
+                seed: int = 0) -> dict[str, HitFloorTests]:
     """Each learned ``rank_successors`` row against the floor of its floor group
     (:func:`planarena.report.traits.floor_of`): the Wilcoxon signed-rank test of per-unit Hit@``k``
-    (mean over seeds) on the units both scored, over every protocol both ran; Holm-corrected across
-    the rows. ``{method: (floor, test, adjusted p)}``."""
+    (mean over seeds) on the units both scored, pooled over every protocol both ran and per protocol
+    (:class:`HitFloorTests`); each family Holm-corrected across the rows. ``seed`` is unused (the
+    Wilcoxon test is not resampled) and kept for a uniform signature."""
     scores = unit_scores(records, k)
-    tests = []
+    pooled, parts = [], []
     for m in sorted({m for m, _ in scores}):
         f = floor_of(traits, m)
         if traits.get(m, PLAIN).role != "model" or not f:
             continue
         a, b = [], []
-        for (mm, proto), units in scores.items():
+        for (mm, proto), units in sorted(scores.items()):
             if mm != m or (f, proto) not in scores:
                 continue
             other = scores[(f, proto)]
-            for u in sorted(set(units) & set(other)):
-                a.append(float(np.mean(list(units[u].values()))))
-                b.append(float(np.mean(list(other[u].values()))))
+            pa = [float(np.mean(list(units[u].values()))) for u in sorted(set(units) & set(other))]
+            pb = [float(np.mean(list(other[u].values()))) for u in sorted(set(units) & set(other))]
+            a += pa
+            b += pb
+            if pa:
+                parts.append((m, f, COLUMN_TITLES.get(proto, proto), stats.paired_scores(pa, pb)))
         if a:
-            tests.append((m, f, stats.paired_scores(a, b)))
-    adjusted = stats.holm([t.p for _, _, t in tests])
-    return {m: (f, t, p) for (m, f, t), p in zip(tests, adjusted)}
+            pooled.append((m, f, stats.paired_scores(a, b)))
+    out = {m: HitFloorTests((f, t, p)) for (m, f, t), p in zip(pooled, stats.holm([t.p for _, _, t in pooled]))}
+    for (m, f, proto, t), p in zip(parts, stats.holm([t.p for *_, t in parts])):
+        if m in out and len({x[2] for x in parts if x[0] == m}) > 1:
+            out[m].by_protocol.setdefault(proto, []).append((f, t, p))
+    return out
 
 
-def format_hit_floor(test: tuple[str, stats.PairedTest, float] | None) -> str:
-    """The *above floor* cell of a ranking row (:func:`planarena.stats.verdict`)."""
-    return stats.verdict([test] if test else [])
+def format_hit_floor(tests: HitFloorTests | None) -> str:
+    """The *above floor* cell of a ranking row (:func:`planarena.stats.verdict`, protocols in the
+    place of domains)."""
+    return stats.verdict([tests.pooled], tests.by_protocol) if tests else DASH
 
 
 def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits] | None = None,
                   intervals: Mapping[tuple[str, str], stats.Interval] | None = None,
-                  floors: Mapping[str, tuple[str, stats.PairedTest, float]] | None = None) -> pd.DataFrame | None:
+                  floors: Mapping[str, HitFloorTests] | None = None) -> pd.DataFrame | None:
     """Hit@``k`` in percent, pivoted: the chance row, then a row per method (headline order), a
     column per protocol; "–" where the method does not run the protocol. None without cells."""
     traits = traits or {}
@@ -234,7 +258,8 @@ DESCRIPTION = (
     f'in bold. "{DASH}": the method does not run that protocol. Intervals (95 %): a bootstrap over '
     "trajectories then seeds (successor set), or over the queries of each domain then seeds (pool; "
     "n = queries); seeded from params. *Above floor* (Hit@5): the row beats the floor of its encoding "
-    "by the Wilcoxon signed-rank test on per-unit Hit@5 over every protocol both run, Holm-corrected."
+    "by the Wilcoxon signed-rank test on per-unit Hit@5 over every protocol both run (\"yes\"), or on "
+    "the protocols named (each protocol its own test, a second Holm family), Holm-corrected across rows."
 )
 
 
