@@ -290,10 +290,15 @@ def test_the_floor_and_a_learned_row_are_compared_on_the_same_states(data, tmp_p
         out = tmp_path / f"{name}.jsonl"
         with JsonlWriter(out) as w:
             ctx = EvalContext(method=_Fixed(name, config, params, Layout(root=data.root)), settings=params["evaluation"],
-                              seeds=[13], problems=None, fingerprint="x", train_info={}, train_facts={}, kept=[], writer=w)
+                              seeds=[13], problems=None, fingerprint="x", train_info={},
+                              train_facts={"train_time_s": 99.0}, kept=[], writer=w,
+                              unit_times={"blocks3/seed13": 1.5})
             protocol.run(ctx)
         rows[name] = next(r for r in read_jsonl(out) if r["extra"]["task"] == "learn_schema")["extra"]
         planned[name] = {r["problem"] for r in read_jsonl(out) if r["extra"].get("task") != "learn_schema"}
+        # every record of (domain, seed) carries that unit's training time, not the stage's total
+        # (the budget column sums the first one per domain and seed)
+        assert {r["extra"]["train_time_s"] for r in read_jsonl(out)} == {1.5}
     floor, learned = rows["floor"], rows["true_domain"]
     # measured on the common states only, the floor still plans every test problem (the coverage
     # table's paired floor test needs them all), more than the learned row capped at 2

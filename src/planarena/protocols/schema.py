@@ -399,7 +399,7 @@ def run(ctx: "EvalContext") -> int:
                     seed=seed, outcome=outcome, wall_time=round(time.perf_counter() - start, 4),
                     failure_reason=learned.failure_reason
                     or ("successor comparison past schema.eval_time_limit" if outcome == "timeout" else None),
-                    config_hash=ctx.fingerprint, extra={**ctx.train_facts, "task": TASK, **learned.extra, **extra}).to_dict())
+                    config_hash=ctx.fingerprint, extra={**ctx.record_facts(domain, seed), "task": TASK, **learned.extra, **extra}).to_dict())
                 n += 1
             if not method.plans_with_learned_domain:
                 continue   # a successor model without a PDDL domain (MLP effects): nothing to plan with

@@ -91,7 +91,7 @@ def run(ctx: "EvalContext") -> int:
             wall_time=round(time.perf_counter() - start, 4), size=e.size if e else None,
             objects=e.objects if e else None, config_hash=ctx.fingerprint,
             extra={"task": TASK, "protocol": PROTOCOL, "reference_plan": traj.plan_source,
-                   **floors[key], **ctx.train_facts, **hits},
+                   **floors[key], **ctx.record_facts(traj.domain, seed), **hits},
         ).to_dict())
         n += 1
     return n
