@@ -130,14 +130,14 @@ def test_every_learned_row_states_its_budget_and_its_papers(default_params, trai
 
 def test_the_default_profile_budgets_are_the_params(default_params, traits):
     """What the issue reads off the default profile: R-GNN 3 episodes x 4 updates x batch 8, DIAS
-    names-only 1/400 of its samples, EmbedPlan 12 of 400 epochs; the state-centric models at
+    names-only 1/400 of its samples, EmbedPlan 40 of 400 epochs; the state-centric models at
     Table 6's; the SATr encoder's steps x batch from `transformers.train`, the plan generators'
     from `by_arch`, shared by the three decoding rows of one model."""
     rgnn = traits["aiw_ad"].budget
     assert (rgnn.steps, rgnn.batch, rgnn.samples) == (3 * 4, 8, 3 * 4 * 8)
     assert traits["dias_names"].budget.fraction() == pytest.approx(1 / 400)
     assert traits["dias_strips"].budget.fraction() == pytest.approx(2000 * 100 / 2_000_000)
-    assert traits["embedplan_mlp"].budget.fraction() == pytest.approx(12 / 400)
+    assert traits["embedplan_mlp"].budget.fraction() == pytest.approx(40 / 400)
     assert traits["embedplan_mlp"].budget.samples is None  # transitions per epoch depend on the protocol
     for name in ("wl_lstm_delta", "fsf_xgb_state"):
         assert traits[name].budget.fraction() == 1.0
