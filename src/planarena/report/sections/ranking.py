@@ -194,9 +194,10 @@ def floor_tests(records: Iterable[ResultRecord], traits: Mapping[str, ReportTrai
         if a:
             pooled.append((m, f, stats.paired_scores(a, b)))
     out = {m: HitFloorTests((f, t, p)) for (m, f, t), p in zip(pooled, stats.holm([t.p for _, _, t in pooled]))}
+    # a row with one protocol has nothing to break down: its pooled test is that protocol's
+    parts = [x for x in parts if sum(y[0] == x[0] for y in parts) > 1]
     for (m, f, proto, t), p in zip(parts, stats.holm([t.p for *_, t in parts])):
-        if m in out and len({x[2] for x in parts if x[0] == m}) > 1:
-            out[m].by_protocol.setdefault(proto, []).append((f, t, p))
+        out[m].by_protocol.setdefault(proto, []).append((f, t, p))
     return out
 
 
