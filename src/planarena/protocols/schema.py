@@ -377,7 +377,8 @@ def run(ctx: "EvalContext") -> int:
     for domain in configured_domains(method.params, method.config, data.problems.domains):
         true_domain = data.problems.domain_file(domain)
         entries = data.problems.select(domain, SPLIT)[:max_problems]
-        tests = {e.problem: data.problems.problem_file(e) for e in entries[:measured]}
+        measured_entries = entries[:measured]
+        tests = {e.problem: data.problems.problem_file(e) for e in measured_entries}
         cached: list = []
 
         def states(domain=domain, tests=tests, cached=cached):  # read once per domain, when first needed
@@ -393,7 +394,7 @@ def run(ctx: "EvalContext") -> int:
             if key in ctx.done and kept.get((domain, seed), {}).get("outcome") == "timeout":
                 learned = dataclasses.replace(learned, outcome="timeout", failure_reason=kept[(domain, seed)]["failure_reason"])
             if key not in ctx.done:
-                outcome, learned, extra = _measure(learned, true_domain, tests, entries[:measured], states, cfg)
+                outcome, learned, extra = _measure(learned, true_domain, tests, measured_entries, states, cfg)
                 ctx.writer.write(ResultRecord(
                     method=method.name, family=method.family, domain=domain, split=SPLIT, problem=domain,
                     seed=seed, outcome=outcome, wall_time=round(time.perf_counter() - start, 4),

@@ -185,8 +185,9 @@ def floor_tests(records: Iterable[ResultRecord], traits: Mapping[str, ReportTrai
             if mm != m or (f, proto) not in scores:
                 continue
             other = scores[(f, proto)]
-            pa = [float(np.mean(list(units[u].values()))) for u in sorted(set(units) & set(other))]
-            pb = [float(np.mean(list(other[u].values()))) for u in sorted(set(units) & set(other))]
+            both = sorted(set(units) & set(other))
+            pa = [float(np.mean(list(units[u].values()))) for u in both]
+            pb = [float(np.mean(list(other[u].values()))) for u in both]
             a += pa
             b += pb
             if pa:
