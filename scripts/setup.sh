@@ -12,7 +12,7 @@ UV_VERSION=${UV_VERSION:-0.13.9}
 VENV=.venv
 STAMP=$VENV/.planarena-installed
 
-want=$(cat requirements.txt pyproject.toml | sha256sum | cut -c1-16)
+want=$(cat requirements.txt pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
   echo "setup: environment up to date ($VENV)"
 else
@@ -28,7 +28,10 @@ else
     fi
   fi
   if [ -n "$UV" ]; then
-    install() { "$UV" pip install -q --python "$VENV/bin/python" "$@"; }
+    # --compile-bytecode: uv, unlike pip, writes no .pyc files by default; without them every stage
+    # process recompiles what it imports (numpy, dask, torch, ...), about 2.5 s per process, and
+    # with PYTHONDONTWRITEBYTECODE set it never stops doing so (README "Cost").
+    install() { "$UV" pip install -q --compile-bytecode --python "$VENV/bin/python" "$@"; }
   else
     "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
     install() { "$VENV/bin/python" -m pip install -q "$@" 2>&1 | grep -vE "^WARNING: (Location|Retrying)" || true; }
