@@ -73,7 +73,20 @@ def resolve_profile(raw: dict) -> dict:
         )
     merged = deep_merge({k: v for k, v in raw.items() if k != "profiles"}, profiles[name] or {})
     merged["profile"] = name
-    return merged
+    return suite_shorthand(merged)
+
+
+def suite_shorthand(params: dict) -> dict:
+    """``suite: <a folder path>`` (``-S suite=/abs/path/to/domain``: a value with a ``/`` or
+    starting with ``~`` or ``.``) is short for ``suite: dir`` with ``suites.dir.path`` set to it
+    (:mod:`planarena.datasets.folders`); ``params`` is changed in place and returned."""
+    suite = params.get("suite")
+    if isinstance(suite, str) and ("/" in suite or suite.startswith(("~", "."))):
+        suites = params.setdefault("suites", {}) or {}
+        params["suites"] = suites
+        suites["dir"] = {**(suites.get("dir") or {}), "path": suite}
+        params["suite"] = "dir"
+    return params
 
 
 def _leaves(tree: dict, prefix: tuple = ()) -> dict[tuple, Any]:

@@ -273,6 +273,26 @@ def parse_check(domain_file: str | Path, problem_file: str | Path) -> None:
     load_problem(str(domain_file), str(problem_file))
 
 
+_REQUIREMENTS_RE = re.compile(r"\(:requirements([^)]*)\)", re.IGNORECASE)
+
+
+def domain_requirements(domain_text: str) -> frozenset[str]:
+    """The PDDL requirements a domain declares in ``(:requirements ...)``, lowercased, with the
+    composite ones (``:adl``, ``:quantified-preconditions``, ``:fluents``) expanded to the atomic
+    requirements they stand for (pypddl-datasets' table of PDDL 3.1); ``:strips`` when none is
+    declared (PDDL's default)."""
+    from pypddl_datasets.requirements import COMPOSITE_TO_REQUIREMENTS
+
+    composite = {c.value: frozenset(r.value for r in rs) for c, rs in COMPOSITE_TO_REQUIREMENTS.items()}
+    text = re.sub(r";[^\n]*", " ", domain_text)
+    m = _REQUIREMENTS_RE.search(text)
+    declared = m.group(1).lower().split() if m else [":strips"]
+    out: set[str] = set()
+    for req in declared:
+        out.update(composite.get(req, {req}))
+    return frozenset(out)
+
+
 _OBJECTS_RE = re.compile(r"\(:objects(.*?)\)", re.IGNORECASE | re.DOTALL)
 
 

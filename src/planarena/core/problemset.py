@@ -95,6 +95,16 @@ class ProblemSet:
             if (domain is None or e.domain == domain) and (split is None or e.split == split)
         ]
 
+    def without_domains(self, domains) -> "ProblemSet":
+        """A copy of this problem set without the entries of ``domains`` (same root and files)."""
+        drop = set(domains)
+        if not drop:
+            return self
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.entries = [e for e in self.entries if e.domain not in drop]
+        return out
+
     def by_domain_split(self) -> dict[tuple[str, str], list[ProblemEntry]]:
         out: dict[tuple[str, str], list[ProblemEntry]] = defaultdict(list)
         for e in self.entries:

@@ -15,7 +15,9 @@ from typing import Iterable, Iterator
 from planarena.core.io import read_jsonl
 
 #: Outcomes of one attempt. Only ``solved`` with ``validated=True`` counts for coverage.
-OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "diverged")
+#: ``not_applicable``: the method does not run on the record's domain (one record per domain, task
+#: ``not_applicable``, the reason in ``failure_reason``; :meth:`planarena.methods.base.Method.not_applicable`).
+OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "diverged", "not_applicable")
 
 
 @dataclass

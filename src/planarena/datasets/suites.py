@@ -7,6 +7,8 @@
 * ``satr``: a directory laid out as ``<domain>/domain.pddl`` + ``<domain>/<split>/*.pddl``.
 * ``ipc2023``: the IPC 2023 Learning Track layout (``training/easy``, ``testing/{easy,medium,hard}``,
   gzipped problems allowed).
+* ``dir``: a user's own domain folders as published, flat or in split folders
+  (:mod:`planarena.datasets.folders`; ``-S suite=/abs/path`` selects it with that path).
 
 Every suite writes the same contract (:mod:`planarena.core.problemset`). External files are copied (and
 decompressed) into ``data/problems`` — a DVC output, never committed to git.
@@ -29,6 +31,7 @@ from planarena.config import SPLITS, TRAIN_SPLITS, ConfigError, Layout, get
 from planarena.core.io import derive_seed, write_jsonl
 from planarena.core.pddl import (PDDLError, count_objects, needs_typing, parse_domain, parse_problem_of,
                                   read_pddl_file)
+from planarena.datasets.folders import natural_key, read_folders
 from planarena.core.problemset import ProblemEntry
 
 #: Package of the pypddl-datasets IPC generators (also used by :mod:`planarena.datasets.acp`).
@@ -323,23 +326,76 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
     return [e for e in entries if e.domain not in bad_domains], errors
 
 
-def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | None) -> list[str]:
+def import_folders(params: dict, out: Path) -> tuple[list[ProblemEntry], list[str], dict[str, Path], dict[str, Path]]:
+    """Copy the ``dir`` suite (a user's domain folders, :mod:`planarena.datasets.folders`) into
+    ``out``; return its entries, one error line per bad file or folder, and the user's domain file
+    per domain and user's file per copied problem path (for the parse check's messages).
+    ``suites.dir.max_per_split`` caps each evaluation split at its smallest problems, as for the
+    other external suites.
+
+    Raises:
+        ConfigError: ``suites.dir.path`` unset, or bad ``suites.dir.split`` values.
+    """
+    errors: list[str] = []
+    domains = read_folders(params, errors)
+    limit = get(params, "suites.dir.max_per_split", None)
+    entries: list[ProblemEntry] = []
+    user_domains: dict[str, Path] = {}
+    user_files: dict[str, Path] = {}
+    for d in domains:
+        try:
+            text = read_pddl_file(d.domain_file, "domain")
+        except PDDLError as exc:
+            errors.append(str(exc))
+            continue
+        (out / d.name).mkdir(parents=True, exist_ok=True)
+        (out / d.name / "domain.pddl").write_text(text)
+        user_domains[d.name] = d.domain_file
+        by_split: dict[str, list[tuple[int, str, str, Path]]] = {}
+        for prob in d.problems:
+            try:
+                ptext = read_pddl_file(prob.file, "problem")
+            except PDDLError as exc:
+                errors.append(str(exc))
+                continue
+            name = prob.file.name.removesuffix(".gz").removesuffix(".pddl")
+            by_split.setdefault(prob.split, []).append((count_objects(ptext), name, ptext, prob))
+        for split, items in by_split.items():
+            items.sort(key=lambda it: (it[0], natural_key(it[1])))
+            cap = limit.get(split) if isinstance(limit, dict) else limit
+            if cap is not None and split not in TRAIN_SPLITS:
+                items = items[: int(cap)]
+            (out / d.name / split).mkdir(parents=True, exist_ok=True)
+            for objects, name, ptext, prob in items:
+                entry = _write_problem(out, d.name, split, name, ptext, "objects", objects, None, prob.origin)
+                user_files[entry.path] = prob.file
+                entries.append(entry)
+        rule = "split by size (object count)" if d.layout == "flat" else f"{d.layout} split folders"
+        print(f"generate: {d.domain_file}: domain {d.name!r}, {len(d.problems)} problems, {rule}")
+    return entries, errors, user_domains, user_files
+
+
+def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | None,
+                  user_domains: dict[str, Path] | None = None, user_files: dict[str, Path] | None = None) -> list[str]:
     """Parse every domain and problem of ``out`` once (pymimir, uncached: the files were just
-    written); one error line per bad file, naming the user's file (``origin_root / entry.origin``)
-    for external suites. A bad domain is reported once and its problems are not parsed. A domain
-    copy that lacks ``:typing`` while a problem types its objects gets it added, with a warning
-    naming the user's domain file (:func:`planarena.core.pddl.needs_typing`)."""
+    written); one error line per bad file, naming the user's file (``origin_root / entry.origin``
+    for external suites; ``user_domains[domain]`` and ``user_files[entry.path]`` where given). A
+    bad domain is reported once and its problems are not parsed. A domain copy that lacks
+    ``:typing`` while a problem types its objects gets it added, with a warning naming the user's
+    domain file (:func:`planarena.core.pddl.needs_typing`)."""
     errors: list[str] = []
     domains: dict[str, object] = {}
+    user_domains, user_files = user_domains or {}, user_files or {}
     for e in tqdm(entries, desc="check PDDL", leave=False):
         domain_copy = out / e.domain / "domain.pddl"
+        shown_domain = user_domains.get(e.domain) or (origin_root / e.domain / "domain.pddl" if origin_root
+                                                      else domain_copy)
         if e.domain not in domains:
             try:
                 domains[e.domain] = parse_domain(domain_copy)
             except PDDLError as exc:
                 domains[e.domain] = None
-                shown = origin_root / e.domain / "domain.pddl" if origin_root else domain_copy
-                errors.append(str(exc.renamed(shown, domain_copy)))
+                errors.append(str(exc.renamed(shown_domain, domain_copy)))
         if domains[e.domain] is None:
             continue
         try:
@@ -347,8 +403,7 @@ def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | No
         except PDDLError as exc:
             typed = needs_typing(exc, domain_copy.read_text())
             if typed is not None:  # e.g. IPC 2023 Blocksworld: read it as FD and VAL do
-                shown = origin_root / e.domain / "domain.pddl" if origin_root else domain_copy
-                print(f"warning: {shown}: declares no :typing but its problems type their objects; "
+                print(f"warning: {shown_domain}: declares no :typing but its problems type their objects; "
                       f"copied with :typing added (Fast Downward and VAL read it so)", file=sys.stderr)
                 domain_copy.write_text(typed)
                 domains[e.domain] = parse_domain(domain_copy)
@@ -357,7 +412,7 @@ def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | No
                     continue
                 except PDDLError as again:
                     exc = again
-            shown = origin_root / e.origin if origin_root else out / e.path
+            shown = user_files.get(e.path) or (origin_root / e.origin if origin_root else out / e.path)
             errors.append(str(exc.renamed(shown, out / e.path)))
     return errors
 
@@ -386,9 +441,15 @@ def run_stage(params: dict, layout: Layout) -> list[ProblemEntry]:
     elif suite in LAYOUTS:
         entries, errors = import_external(suite, params, out)
         origin_root = Path(get(params, f"suites.{suite}.path")).expanduser()
+    elif suite == "dir":
+        entries, errors, user_domains, user_files = import_folders(params, out)
+        origin_root = None
     else:
-        raise ConfigError(f"params: suite={suite!r} unknown; use one of ['generated', *{sorted(LAYOUTS)}]")
-    errors += _check_parses(entries, out, origin_root)
+        raise ConfigError(f"params: suite={suite!r} unknown; use one of {['generated', *sorted(LAYOUTS), 'dir']} "
+                          f"or a folder path (-S suite=/abs/path/to/your/domain)")
+    if suite != "dir":
+        user_domains, user_files = {}, {}
+    errors += _check_parses(entries, out, origin_root, user_domains, user_files)
     if errors:
         shutil.rmtree(out)
         raise PDDLError("\n".join(errors + [f"generate: {len(errors)} bad input(s); "
@@ -405,4 +466,4 @@ def run_stage(params: dict, layout: Layout) -> list[ProblemEntry]:
     return entries
 
 
-__all__ = ["generate_suite", "import_external", "reference_costs", "run_stage", "GENERATORS", "LAYOUTS", "PDDLError"]
+__all__ = ["generate_suite", "import_external", "import_folders", "reference_costs", "run_stage", "GENERATORS", "LAYOUTS", "PDDLError"]

@@ -300,14 +300,44 @@ class Method:
 
         return torch_device(self.unit_device(), self.device_param or "device")
 
+    #: PDDL requirements the method handles (atomic names, e.g. ``":conditional-effects"``; see
+    #: :func:`planarena.core.pddl.domain_requirements`), or None for any the suite's parser reads. A
+    #: suite domain that declares another is dropped for this method (:meth:`not_applicable`).
+    requirements: ClassVar[frozenset[str] | None] = None
+
+    def not_applicable(self, domain: str, domain_file: Path) -> str | None:
+        """Why this method cannot run on the suite's ``domain`` (one sentence), or None when it can.
+        The default checks the domain's declared PDDL requirements against :attr:`requirements`;
+        a family with per-domain inputs (a hand-designed encoding) overrides it. A dropped domain
+        is absent from :attr:`ps` (so from training and evaluation) and the evaluate stage records
+        the reason (task ``not_applicable``), which the report shows. Must be cheap."""
+        if self.requirements is None:
+            return None
+        from planarena.core.pddl import domain_requirements
+
+        missing = sorted(domain_requirements(Path(domain_file).read_text()) - self.requirements)
+        if missing:
+            return f"{domain} declares {' '.join(missing)}, which {type(self).__name__} does not handle"
+        return None
+
     @property
     def ps(self):
-        """The suite's :class:`~planarena.core.problemset.ProblemSet` (``layout.problems``), read once."""
+        """The suite's :class:`~planarena.core.problemset.ProblemSet` (``layout.problems``), read
+        once, without the domains the method cannot run on (:attr:`dropped_domains`)."""
         if getattr(self, "_ps", None) is None:
             from planarena.core.problemset import ProblemSet
 
-            self._ps = ProblemSet(self.layout.problems)
+            full = ProblemSet(self.layout.problems)
+            dropped = {d: why for d in full.domains if (why := self.not_applicable(d, full.domain_file(d)))}
+            self._dropped = dropped
+            self._ps = full.without_domains(dropped)
         return self._ps
+
+    @property
+    def dropped_domains(self) -> dict[str, str]:
+        """``{domain: reason}`` of the suite's domains this method does not run on (:meth:`not_applicable`)."""
+        self.ps  # noqa: B018 - computes them
+        return dict(self._dropped)
 
     def training_problems(self, domain: str) -> list:
         """The train-split entries of ``domain`` this method learns from: every one, or with the

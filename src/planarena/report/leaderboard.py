@@ -110,10 +110,18 @@ class Analysis:
     ablations: list[compare.Ablation] = dataclasses.field(default_factory=list)
     #: IPC 2023 Learning Track quality / agile scores per domain (:func:`planarena.report.sections.quality.ipc_table`)
     ipc: pd.DataFrame | None = None
+    #: ``(method, domain, reason)`` of every suite domain a method does not run on (task ``not_applicable``)
+    not_applicable: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
 
 
 def analyse(inputs: ReportInputs) -> Analysis:
-    """Compute every table from the inputs (pure apart from reading ``inputs.acp_dir``)."""
+    """Compute every table from the inputs (pure apart from reading ``inputs.acp_dir``). Records of
+    task ``not_applicable`` (a method that does not run on a domain of the suite) enter no table;
+    they are listed (:attr:`Analysis.not_applicable`)."""
+    dropped = sorted({(r.method, r.domain, r.failure_reason or "") for r in latest_records(inputs.records)
+                      if r.outcome == "not_applicable"})
+    if dropped:
+        inputs = dataclasses.replace(inputs, records=[r for r in inputs.records if r.outcome != "not_applicable"])
     latest = latest_records(inputs.records)
     # candidate-pool records name their protocol's split (``same domain``) and encoder, not a
     # problem of the problem set: they make no (domain, split) cell of the instance index
@@ -160,6 +168,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
         schema_headline=schema_all,
         method_lines=info.method_lines(inputs.records, inputs.traits),
         plan_domains=sorted({d for (d, _), probs in index.items() if probs}),
+        not_applicable=dropped,
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from planarena.report import compare
-from planarena.report.markdown import md_table
+from planarena.report.markdown import md_table, md_text
 from planarena.report.published.loader import PAPERS, PublishedPaper
 from planarena.report.sections import claims as claims_section
 from planarena.report.sections import (
@@ -148,6 +148,9 @@ def render_front(
                 lines += [f"Problem set {i + 1} of {len(a.headline)}: {', '.join(f'`{s}`' for s in table.splits)}.", ""]
             lines += [md_table(headline.render_table(table, a.traits, a.budgets)), ""]
         lines += [*a.ceiling, ""] if a.ceiling else []
+    if a.not_applicable:
+        lines += ["Not run on a domain of the suite (the method cannot read it; no cell counts it): "
+                  + "; ".join(f"`{m}` on `{d}`: {md_text(why, 300)}" for m, d, why in a.not_applicable) + ".", ""]
     lines += [*ranking.render(a.ranking, a.traits, {"hitk": detail_link("hitk.md"), "pool": detail_link("pool.md")},
                               a.rank_records, a.seed), ""]
     if a.schema_headline is not None:

@@ -266,8 +266,15 @@ def stage_inputs(name: str, params: dict) -> dict:
         from planarena.methods import REGISTRY
 
         roots += sorted({entry.partition(":")[0] for entry in REGISTRY.values()})
-    return {"stage": name, "params": select_params(params, spec.params),
-            "code": code_fingerprint(roots, spec.script, registry_name="*")}
+    out = {"stage": name, "params": select_params(params, spec.params),
+           "code": code_fingerprint(roots, spec.script, registry_name="*")}
+    if name == "generate" and params.get("suite") == "dir":
+        # a user's own folders: an edited or added problem file reruns the suite (the other external
+        # suites are third-party releases, read by path and version)
+        raw = get(params, "suites.dir.path", None)
+        out["files"] = {str(p): folder_hash(Path(str(p)).expanduser())
+                        for p in ([raw] if isinstance(raw, str) else list(raw or []))}
+    return out
 
 
 def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> dict:

@@ -205,12 +205,37 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     with JsonlWriter(out) as writer:
         ctx = EvalContext(
             method=method, settings=get(params, "evaluation"), seeds=method.seeds(),
-            problems=ProblemSet(method.layout.problems) if needs_suite else None,
+            problems=method.ps if needs_suite else None,
             fingerprint=fingerprint, train_info=train_info, train_facts=train_facts, kept=kept,
             writer=writer, jobs=method.jobs,
             unit_times=timings.get("unit_times_s") if isinstance(timings.get("unit_times_s"), dict) else {},
             done={(_task(r), r["domain"], r["split"], r["problem"], r["seed"]) for r in kept},
         )
+        if needs_suite:
+            _record_not_applicable(ctx)
         for _, run in protocols:
             run(ctx)
     return out
+
+
+#: the task of the records that say a method does not run on a domain of the suite
+NOT_APPLICABLE = "not_applicable"
+
+
+def _record_not_applicable(ctx: EvalContext) -> int:
+    """One record per suite domain the method does not run on (:attr:`Method.dropped_domains`):
+    outcome and task ``not_applicable``, split and problem ``*``, the reason in ``failure_reason``
+    (the report lists them; no coverage or Hit@k counts them)."""
+    from planarena.core.records import ResultRecord
+
+    method, n = ctx.method, 0
+    for domain, reason in sorted(method.dropped_domains.items()):
+        if (NOT_APPLICABLE, domain, "*", "*", ctx.seeds[0]) in ctx.done:
+            continue
+        ctx.writer.write(ResultRecord(
+            method=method.name, family=method.family, domain=domain, split="*", problem="*", seed=ctx.seeds[0],
+            outcome="not_applicable", failure_reason=reason, config_hash=ctx.fingerprint,
+            extra={"task": NOT_APPLICABLE, "tasks": sorted(method.tasks)},
+        ).to_dict())
+        n += 1
+    return n

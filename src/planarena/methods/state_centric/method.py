@@ -226,6 +226,19 @@ class StateCentric(Method):
     #: LSTM training runs on this torch device (decoding stays on the CPU, in float64)
     device_param = "transition_models.device"
 
+    def not_applicable(self, domain: str, domain_file: Path) -> str | None:
+        """FSF configurations run only on the domains FSF has a design for (hand-designed per domain:
+        state-centric paper, Appendix F.2, Table 5); WL configurations on any domain."""
+        if self.config.get("encoding", "wl") == "fsf":
+            from planarena.features.fsf import canonical_domain
+
+            try:
+                canonical_domain(domain)
+            except ValueError:
+                return (f"FSF features are hand-designed per domain (state-centric paper, Appendix F.2) and "
+                        f"{domain} has none; the WL configurations run on it")
+        return super().not_applicable(domain, domain_file)
+
     def unit_device(self) -> str:
         """``transition_models.device`` for the LSTM configurations; ``cpu`` for XGBoost (the
         executor then never holds an XGBoost unit back for a GPU worker)."""

@@ -58,7 +58,6 @@ from planarena.config import get
 from planarena.core.clock import wall_safety
 from planarena.core.io import atomic_write_json
 from planarena.core.pddl import fresh_problem
-from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import load_trajectories
 from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
 
@@ -233,7 +232,7 @@ class WLGoose(Method):
                 ``embed_wl`` output: rerun it).
         """
         model_dir = Path(model_dir)
-        domains = ProblemSet(self.layout.problems).domains
+        domains = self.ps.domains
         facts: dict[str, dict] = {}
         times: dict[str, float] = {}
         for domain in domains:
