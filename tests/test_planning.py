@@ -35,8 +35,48 @@ def test_malformed_input_is_recorded_as_error():
 
 
 def test_unknown_config_raises():
-    with pytest.raises(ValueError, match="unknown planner configuration"):
+    with pytest.raises(ValueError, match="planners.bfs: set `search`"):
         run_fast_downward("bfs", DOMAIN, TINY / "three.pddl", 5, 512)
+
+
+def test_configurations_are_params():
+    assert planning.fd_arguments("lama_first") == (("--alias", "lama-first"), ())
+    assert planning.fd_arguments("astar_lmcut", {"time_limit": 5}) == ((), ("--search", "astar(lmcut())"))
+    block = {"search": "lazy_greedy([h], preferred=[h])", "options": ["--evaluator", "h=ff()"],
+             "driver_options": ["--translate-options", "--full-encoding"]}
+    assert planning.fd_arguments("gbfs_ff", block) == (
+        ("--translate-options", "--full-encoding"), ("--evaluator", "h=ff()", "--search", "lazy_greedy([h], preferred=[h])"))
+    for bad, match in [({"search": "x", "alias": "y"}, "not both"), ({"serch": "x"}, "unknown key"),
+                       ({"search": "x", "options": "--evaluator"}, "list of command-line words"),
+                       ({"search": "x", "driver_options": ["--overall-time-limit", "9s"]}, "set by planarena")]:
+        with pytest.raises(ValueError, match=match):
+            planning.fd_arguments("mine", bad)
+
+
+def test_a_configured_search_runs_and_is_cached_apart(tmp_path):
+    block = {"search": "lazy_greedy([h], preferred=[h])", "options": ["--evaluator", "h=ff()"]}
+    res = run_fast_downward("gbfs_ff", DOMAIN, TINY / "three.pddl", 20, 2048, block)
+    assert res.outcome == "solved" and validate_plan(DOMAIN, TINY / "three.pddl", res.plan).valid
+    key = PlannerCache.key
+    assert key("gbfs_ff", DOMAIN, TINY / "three.pddl", 20, 2048, block) != key(
+        "gbfs_ff", DOMAIN, TINY / "three.pddl", 20, 2048, {"search": "astar(blind())"})
+    # the built-ins keep their keys whether or not the block spells their search out
+    assert key("astar_lmcut", DOMAIN, TINY / "three.pddl", 20, 2048, {"search": "astar(lmcut())"}) == key(
+        "astar_lmcut", DOMAIN, TINY / "three.pddl", 20, 2048)
+
+
+def test_a_fast_downward_row_from_params(tmp_path):
+    from planarena.config import ConfigError, Layout
+    from planarena.methods.base import PlanningTask
+    from planarena.methods.classical import FastDownward
+
+    params = {"planners": {"blind": {"search": "astar(blind())", "time_limit": 20, "memory_limit_mb": 2048}}}
+    row = FastDownward("fd_blind", {"method": "fast_downward", "planner": "blind"}, params, Layout(root=tmp_path))
+    assert row.uses_params == ("planners.blind",)
+    attempt = row.solve(PlanningTask(None, DOMAIN, TINY / "three.pddl", 20), 13)
+    assert attempt.outcome == "solved" and len(attempt.plan) == 4
+    with pytest.raises(ConfigError, match="planners.nope"):
+        FastDownward("fd_x", {"planner": "nope"}, params, Layout(root=tmp_path))
 
 
 @pytest.fixture

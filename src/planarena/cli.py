@@ -105,10 +105,13 @@ def generate_domain(
 def plan_problem(
     domain_file: Path,
     problem_file: Path,
-    config: str = typer.Option("astar_lmcut", help="astar_lmcut | lama_first"),
-    time_limit: float = typer.Option(60.0, help="seconds"),
+    config: str = typer.Option("astar_lmcut", help="a `planners` block of --params, or astar_lmcut | lama_first"),
+    search: Optional[str] = typer.Option(None, help='a Fast Downward search string, e.g. "lazy_greedy([ff()])" '
+                                         '(instead of --config)'),
+    time_limit: float = typer.Option(60.0, help="CPU seconds"),
     memory_limit_mb: int = typer.Option(4096, help="MiB"),
     plan_file: Optional[Path] = typer.Option(None, help="write the plan here"),
+    params: Path = typer.Option(Path("params.yaml"), help="params file whose `planners` blocks --config may name"),
 ) -> None:
     """Plan one problem with Fast Downward and validate the plan; prints a JSON record.
 
@@ -118,10 +121,16 @@ def plan_problem(
     from planarena.core.validation import validate_plan
     from planarena.datasets.planning import CONFIGS, run_fast_downward
 
-    if config not in CONFIGS:
-        raise typer.BadParameter(f"unknown config {config!r}; known: {', '.join(sorted(CONFIGS))}")
+    if search:
+        config, block = "search", {"search": search}
+    else:
+        blocks = (load_params(params).get("planners") or {}) if params.exists() else {}
+        block = blocks.get(config) if isinstance(blocks.get(config), dict) else None
+        if block is None and config not in CONFIGS:
+            known = sorted({*CONFIGS, *(k for k, v in blocks.items() if isinstance(v, dict))})
+            raise typer.BadParameter(f"unknown config {config!r}; known: {', '.join(known)}")
     parse_check(domain_file, problem_file)
-    res = run_fast_downward(config, domain_file, problem_file, time_limit, memory_limit_mb)
+    res = run_fast_downward(config, domain_file, problem_file, time_limit, memory_limit_mb, block)
     rec = res.to_dict()
     ok = False
     if res.outcome == "solved":

@@ -2,10 +2,16 @@
 
 Fast Downward (Helmert 2006) comes from the ``up-fast-downward`` wheel; we call its driver script
 directly (``fast-downward.py``) so that limits, exit codes and statistics are ours to record.
-Configurations (params ``planners.<name>``):
+Configurations are params blocks ``planners.<name>`` (:func:`fd_arguments`): a ``search`` string (with
+optional component ``options`` such as ``["--evaluator", "h=ff()"]``) or an ``alias``, optional
+``driver_options``, and the limits ``time_limit`` (CPU s) and ``memory_limit_mb``. Two are built in
+and used when a block names neither ``search`` nor ``alias``:
 
 * ``astar_lmcut``: ``--search "astar(lmcut())"`` (optimal; the state-centric paper's Stage 1, 60 s).
 * ``lama_first``: ``--alias lama-first`` (satisficing; first plan of LAMA 2011).
+
+A row ``methods.<row>: {method: fast_downward, planner: <name>}`` puts any configuration on the
+leaderboard (:class:`planarena.methods.classical.FastDownward`).
 
 The state-centric paper (Stage 1, Appendix) falls back from A*+LM-cut (60 s) to a satisficing
 configuration (300 s) when A* fails; :func:`plan_with_fallback` does exactly that.
@@ -46,11 +52,58 @@ EXIT_OUTCOMES = {
     24: "memout",
 }
 
-#: Search arguments for each known configuration name.
+#: The built-in configurations (a ``planners.<name>`` block of these names without ``search`` or
+#: ``alias`` gets these).
 CONFIGS = {
-    "astar_lmcut": ["--search", "astar(lmcut())"],
-    "lama_first": None,  # uses --alias lama-first
+    "astar_lmcut": {"search": "astar(lmcut())"},
+    "lama_first": {"alias": "lama-first"},
 }
+
+#: keys of a ``planners.<name>`` block
+CONFIG_KEYS = ("search", "alias", "options", "driver_options", "time_limit", "memory_limit_mb")
+#: driver options planarena sets itself (the limits come from ``time_limit`` / ``memory_limit_mb``)
+_OWN_OPTIONS = ("--plan-file", "--overall-time-limit", "--overall-memory-limit", "--alias", "--search")
+
+
+def fd_arguments(name: str, block: dict | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(driver arguments before the files, component arguments after them)`` of the Fast Downward
+    configuration ``planners.<name>`` (``block``; None: the built-in of that name).
+
+    ``alias`` gives ``--alias <alias>`` (before the files); ``search`` gives ``[*options, "--search",
+    search]`` after them; ``driver_options`` (a list) go before the files.
+
+    Raises:
+        ConfigError: an unknown key, both or neither of ``search`` and ``alias`` (for a name that is
+            not built in), a non-list ``options`` / ``driver_options``, or a driver option that
+            planarena sets itself (names the block).
+    """
+    from planarena.config import ConfigError
+
+    block = dict(block or {})
+    where = f"params: planners.{name}"
+    unknown = sorted(set(block) - set(CONFIG_KEYS))
+    if unknown:
+        raise ConfigError(f"{where} has unknown key(s) {unknown}; valid: {list(CONFIG_KEYS)}")
+    if not block.get("search") and not block.get("alias"):
+        if name not in CONFIGS:
+            raise ConfigError(f"{where}: set `search` (a Fast Downward search string, e.g. \"astar(lmcut())\") "
+                              f"or `alias` (e.g. lama-first); built-in names: {sorted(CONFIGS)}")
+        block = {**block, **CONFIGS[name]}
+    if block.get("search") and block.get("alias"):
+        raise ConfigError(f"{where}: set `search` or `alias`, not both")
+    lists = {}
+    for key in ("options", "driver_options"):
+        value = block.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+            raise ConfigError(f"{where}.{key}: a list of command-line words, got {value!r}")
+        lists[key] = tuple(str(v) for v in value)
+    own = [o for o in lists["driver_options"] + lists["options"] if o.split("=")[0] in _OWN_OPTIONS]
+    if own:
+        raise ConfigError(f"{where}: {own[0]} is set by planarena (use `search`, `alias`, `time_limit`, "
+                          f"`memory_limit_mb`)")
+    before = lists["driver_options"] + (("--alias", str(block["alias"])) if block.get("alias") else ())
+    after = (lists["options"] + ("--search", str(block["search"]))) if block.get("search") else lists["options"]
+    return before, after
 
 
 @dataclass
@@ -95,24 +148,12 @@ def planner_version() -> str:
         return "unknown"
 
 
-def _command(config: str, domain: Path, problem: Path, plan_file: Path, time_limit: float, memory_mb: int) -> list[str]:
-    if config not in CONFIGS:
-        raise ValueError(f"unknown planner configuration {config!r}; known: {sorted(CONFIGS)}")
-    cmd = [
-        sys.executable,
-        str(driver_path()),
-        "--plan-file",
-        str(plan_file),
-        "--overall-time-limit",
-        f"{max(1, int(round(time_limit)))}s",
-        "--overall-memory-limit",
-        f"{int(memory_mb)}M",
-    ]
-    if config == "lama_first":
-        cmd += ["--alias", "lama-first", str(domain), str(problem)]
-    else:
-        cmd += [str(domain), str(problem), *CONFIGS[config]]
-    return cmd
+def _command(args: tuple[tuple[str, ...], tuple[str, ...]], domain: Path, problem: Path, plan_file: Path,
+             time_limit: float, memory_mb: int) -> list[str]:
+    before, after = args
+    return [sys.executable, str(driver_path()), "--plan-file", str(plan_file),
+            "--overall-time-limit", f"{max(1, int(round(time_limit)))}s",
+            "--overall-memory-limit", f"{int(memory_mb)}M", *before, str(domain), str(problem), *after]
 
 
 _EXPANDED = re.compile(r"Expanded (\d+) state")
@@ -127,8 +168,10 @@ def run_fast_downward(
     problem: str | Path,
     time_limit: float,
     memory_mb: int,
+    block: dict | None = None,
 ) -> PlannerResult:
-    """Run one Fast Downward configuration on one problem (no cache).
+    """Run the Fast Downward configuration ``config`` (its ``planners.<config>`` block ``block``, or
+    the built-in of that name: :func:`fd_arguments`) on one problem (no cache).
 
     A run past ``time_limit`` CPU seconds (Fast Downward's driver enforces ``--overall-time-limit``
     as CPU time, ``RLIMIT_CPU`` per component, so machine load decides no outcome) is a ``timeout``
@@ -139,7 +182,7 @@ def run_fast_downward(
     domain, problem = Path(domain).resolve(), Path(problem).resolve()
     with tempfile.TemporaryDirectory(prefix="planarena-fd-") as tmp:
         plan_file = Path(tmp) / "plan"
-        cmd = _command(config, domain, problem, plan_file, time_limit, memory_mb)
+        cmd = _command(fd_arguments(config, block), domain, problem, plan_file, time_limit, memory_mb)
         start = time.perf_counter()
         try:
             proc = subprocess.run(
@@ -187,9 +230,15 @@ class PlannerCache:
         self.root.mkdir(parents=True, exist_ok=True)
 
     @staticmethod
-    def key(config: str, domain: Path, problem: Path, time_limit: float, memory_mb: int) -> str:
+    def key(config: str, domain: Path, problem: Path, time_limit: float, memory_mb: int,
+            block: dict | None = None) -> str:
+        """The run's key: configuration name and arguments (:func:`fd_arguments`), limits, planner
+        version and the two files' bytes."""
         h = hashlib.sha256()
-        for part in (config, str(time_limit), str(memory_mb), planner_version()):
+        args = fd_arguments(config, block)
+        # a built-in configuration keeps the key it had before configurations were params
+        extra = () if config in CONFIGS and args == fd_arguments(config) else (*args[0], "|", *args[1])
+        for part in (config, str(time_limit), str(memory_mb), planner_version(), *extra):
             h.update(part.encode() + b"\0")
         h.update(Path(domain).read_bytes() + b"\0")
         h.update(Path(problem).read_bytes())
@@ -220,15 +269,16 @@ def plan_cached(
     time_limit: float,
     memory_mb: int,
     cache: PlannerCache | None,
+    block: dict | None = None,
 ) -> PlannerResult:
     """:func:`run_fast_downward` through ``cache`` (if given). Errors are not cached."""
     if cache is None:
-        return run_fast_downward(config, domain, problem, time_limit, memory_mb)
-    key = cache.key(config, Path(domain), Path(problem), time_limit, memory_mb)
+        return run_fast_downward(config, domain, problem, time_limit, memory_mb, block)
+    key = cache.key(config, Path(domain), Path(problem), time_limit, memory_mb, block)
     hit = cache.get(key)
     if hit is not None:
         return hit
-    res = run_fast_downward(config, domain, problem, time_limit, memory_mb)
+    res = run_fast_downward(config, domain, problem, time_limit, memory_mb, block)
     if res.outcome != "error":
         cache.put(key, res)
     return res
@@ -252,7 +302,8 @@ def plan_with_fallback(
         if not name:
             continue
         cfg = planners[name]
-        res = plan_cached(name, domain, problem, float(cfg["time_limit"]), int(cfg["memory_limit_mb"]), cache)
+        res = plan_cached(name, domain, problem, float(cfg["time_limit"]), int(cfg["memory_limit_mb"]), cache,
+                          block=cfg)
         attempts.append(res)
         if res.outcome == "solved":
             break

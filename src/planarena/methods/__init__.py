@@ -17,6 +17,7 @@ from planarena.methods.base import TASKS, Attempt, LearnedDomain, Method, Planni
 REGISTRY: dict[str, str] = {
     "fd_astar_lmcut": "planarena.methods.classical:FastDownwardAStarLMCut",
     "fd_lama": "planarena.methods.classical:FastDownwardLAMA",
+    "fast_downward": "planarena.methods.classical:FastDownward",
     "random_walk": "planarena.methods.random_walk:RandomWalk",
     "state_centric": "planarena.methods.state_centric.method:StateCentric",
     "embedplan": "planarena.methods.embedplan.method:EmbedPlan",

@@ -1,7 +1,11 @@
-"""Classical baselines: Fast Downward A*+LM-cut and LAMA-first (rows of the coverage leaderboard).
+"""Classical baselines: Fast Downward configurations as rows of the coverage leaderboard.
 
-Both reuse :mod:`planarena.datasets.planning` and its run cache, so a configuration already run by the
-``plan`` stage on the same problem, with the same limits, is not run again.
+``methods.<row>: {method: fast_downward, planner: <name>}`` runs the configuration of the params
+block ``planners.<name>`` (a search string or an alias, options and limits:
+:func:`planarena.datasets.planning.fd_arguments`), so a classical baseline is added without code;
+``fd_astar_lmcut`` and ``fd_lama`` are the two built-in rows. All reuse
+:mod:`planarena.datasets.planning` and its run cache, so a configuration already run by the ``plan``
+stage on the same problem, with the same limits, is not run again.
 """
 
 from __future__ import annotations
@@ -12,27 +16,51 @@ from planarena.datasets.planning import PlannerCache, plan_cached
 from planarena.methods.base import Attempt, Method, PlanningTask
 
 
-class _FastDownward(Method):
+class FastDownward(Method):
+    """Fast Downward with the configuration ``planners.<planner>`` (the row's ``planner`` key):
+    one deterministic attempt per problem, limited by the block's ``time_limit`` (CPU s) and
+    ``memory_limit_mb``.
+
+    Raises (on construction):
+        ConfigError: the row names no ``planner``, or one without a ``planners`` block, or a
+            block Fast Downward cannot be given (:func:`planarena.datasets.planning.fd_arguments`).
+    """
+
     family = "classical"
     tasks = frozenset({"plan"})
     stochastic = False
     parallel = True
     config_name: ClassVar[str] = ""
 
+    def __init__(self, name: str, config: dict, params: dict, layout):
+        super().__init__(name, config, params, layout)
+        from planarena.config import ConfigError
+        from planarena.datasets.planning import fd_arguments
+
+        self.planner = str(config.get("planner") or self.config_name)
+        if not self.planner:
+            raise ConfigError(f"params: methods.{name}.planner: name a `planners` block (e.g. lama_first)")
+        block = (params.get("planners") or {}).get(self.planner)
+        if not isinstance(block, dict) or "time_limit" not in block or "memory_limit_mb" not in block:
+            raise ConfigError(f"params: methods.{name} runs planners.{self.planner}, which needs a block with "
+                              f"time_limit and memory_limit_mb (and search or alias)")
+        fd_arguments(self.planner, block)
+
     @property
     def uses_params(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (f"planners.{self.config_name}",)
+        return (f"planners.{self.planner}",)
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
-        """Run the configuration with ``planners.<config>.time_limit`` (s) and ``memory_limit_mb``."""
-        cfg = self.params["planners"][self.config_name]
+        """Run the configuration with ``planners.<planner>.time_limit`` (s) and ``memory_limit_mb``."""
+        cfg = self.params["planners"][self.planner]
         res = plan_cached(
-            self.config_name,
+            self.planner,
             task.domain_file,
             task.problem_file,
             float(cfg["time_limit"]),
             int(cfg["memory_limit_mb"]),
             PlannerCache(self.layout.cache / "fd"),
+            block=cfg,
         )
         return Attempt(
             outcome=res.outcome,
@@ -44,14 +72,14 @@ class _FastDownward(Method):
         )
 
 
-class FastDownwardAStarLMCut(_FastDownward):
+class FastDownwardAStarLMCut(FastDownward):
     """A* with the LM-cut heuristic (Helmert & Domshlak 2009): the FD column of the state-centric
     paper's Table 1 (60 s limit there)."""
 
     config_name = "astar_lmcut"
 
 
-class FastDownwardLAMA(_FastDownward):
+class FastDownwardLAMA(FastDownward):
     """LAMA 2011, first solution only (Richter & Westphal 2010; ``--alias lama-first``)."""
 
     config_name = "lama_first"

@@ -340,7 +340,8 @@ def _plan_with(learned: LearnedDomain, problem_file: Path, cfg: _Settings) -> At
     try:
         with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
             d, p = without_negative_preconditions(learned.path, problem_file, tmp)
-            r = plan_cached("lama_first", d, p, cfg.plan_limit, int(cfg.planner["memory_limit_mb"]), cfg.cache)
+            r = plan_cached("lama_first", d, p, cfg.plan_limit, int(cfg.planner["memory_limit_mb"]), cfg.cache,
+                            block=cfg.planner)
         return Attempt(r.outcome, plan=r.plan if r.outcome == "solved" else None, failure_reason=r.failure_reason,
                        wall_time=r.wall_time, extra={"planner": "lama_first on the learned domain", "cached": r.cached})
     except Exception as exc:  # a learned file the planning path cannot read: an outcome
