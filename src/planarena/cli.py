@@ -206,12 +206,21 @@ def _record_splits(results: Path) -> set[str]:
 
 @app.command()
 def methods() -> None:
-    """List registered methods with their family and tasks."""
-    from planarena.methods import REGISTRY, method_class
+    """List registered methods (built in, then from installed packages) with their family and tasks."""
+    from planarena.methods import ENTRY_POINT_GROUP, REGISTRY, method_class, plugin_methods
 
     for name in sorted(REGISTRY):
         cls = method_class(name)
         typer.echo(f"{name:20s} {cls.family:32s} {','.join(sorted(cls.tasks))}")
+    for name, entry in sorted(plugin_methods().items()):
+        if name in REGISTRY:
+            typer.echo(f"{name:20s} (a plugin {entry} of the same name as a built-in: not used)")
+            continue
+        try:
+            cls = method_class(name)
+            typer.echo(f"{name:20s} {cls.family:32s} {','.join(sorted(cls.tasks))}  [{ENTRY_POINT_GROUP}: {entry}]")
+        except Exception as exc:  # a broken plugin is listed with its error, never hides the others
+            typer.echo(f"{name:20s} cannot load {entry}: {type(exc).__name__}: {exc}")
 
 
 @app.command("show-params")

@@ -1,9 +1,12 @@
-"""Method registry (DESIGN.md, "Method registry").
+"""Method registry.
 
-Adding a method = one module under ``planarena/methods/``, one line in :data:`REGISTRY`, and one
-params block ``methods.<name>`` in ``params.yaml`` (the ``train`` and ``evaluate`` stages are
-``foreach`` over that params dict, so dvc.yaml needs no edit). A params block may set
-``method: <registry name>`` to run a registered class under another name with other settings
+The built-in methods are the entries of :data:`REGISTRY`; other installed packages add methods
+through the entry-point group ``planarena.methods`` (:data:`ENTRY_POINT_GROUP`): a package whose
+metadata declares ``my_method = "my_package.module:MyMethod"`` there makes ``method: my_method``
+usable in a ``methods.<row>`` params block without any edit to planarena (a built-in name wins over
+a plugin of the same name). The ``train`` and ``evaluate`` stages are ``foreach`` over the
+``methods`` params dict, so dvc.yaml needs no edit either. A params block may set
+``method: <registered name>`` to run a registered class under another name with other settings
 (e.g. several configurations of one model).
 """
 
@@ -18,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "fd_astar_lmcut": "planarena.methods.classical:FastDownwardAStarLMCut",
     "fd_lama": "planarena.methods.classical:FastDownwardLAMA",
     "fast_downward": "planarena.methods.classical:FastDownward",
+    "ipc_planner": "planarena.methods.ipc_planner:IPCPlanner",
     "random_walk": "planarena.methods.random_walk:RandomWalk",
     "state_centric": "planarena.methods.state_centric.method:StateCentric",
     "embedplan": "planarena.methods.embedplan.method:EmbedPlan",
@@ -30,16 +34,48 @@ REGISTRY: dict[str, str] = {
 }
 
 
+#: entry-point group through which other installed packages register methods
+ENTRY_POINT_GROUP = "planarena.methods"
+
+
+def plugin_methods() -> dict[str, str]:
+    """``{name: "module:Class"}`` of the methods installed packages declare in
+    :data:`ENTRY_POINT_GROUP` (read from the installed distributions' metadata; nothing is
+    imported)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def method_entry(name: str) -> str:
+    """``"module:Class"`` of the method registered under ``name``: built in (:data:`REGISTRY`) or
+    from an installed package (:func:`plugin_methods`).
+
+    Raises:
+        KeyError: unknown name; the message lists the built-in and the installed names.
+    """
+    if name in REGISTRY:
+        return REGISTRY[name]
+    plugins = plugin_methods()
+    if name in plugins:
+        return plugins[name]
+    raise KeyError(f"unknown method {name!r}; registered methods: {', '.join(sorted(REGISTRY))}"
+                   + (f"; from installed packages ({ENTRY_POINT_GROUP}): {', '.join(sorted(plugins))}"
+                      if plugins else f"; none from installed packages (entry-point group {ENTRY_POINT_GROUP})"))
+
+
 def method_class(name: str) -> type[Method]:
-    """The class registered under ``name``.
+    """The class registered under ``name`` (:func:`method_entry`).
 
     Raises:
         KeyError: unknown name; the message lists the registered names.
+        TypeError: a plugin's entry point names something that is not a :class:`Method` subclass.
     """
-    if name not in REGISTRY:
-        raise KeyError(f"unknown method {name!r}; registered methods: {', '.join(sorted(REGISTRY))}")
-    module, _, cls = REGISTRY[name].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    module, _, attr = method_entry(name).partition(":")
+    cls = getattr(importlib.import_module(module), attr)
+    if not (isinstance(cls, type) and issubclass(cls, Method)):
+        raise TypeError(f"method {name!r}: {module}:{attr} is not a subclass of planarena.methods.base.Method")
+    return cls
 
 
 def resolve(instance: str, params: dict) -> tuple[type[Method], dict]:

@@ -233,6 +233,10 @@ class Method:
     #: method a :class:`planarena.config.DeclaredLayout` that refuses any other folder, so the
     #: declaration cannot drift from what the code reads. May be a property of the instance.
     data_deps: ClassVar[tuple[str, ...]] = ("problems",)
+    #: files outside ``data/`` whose bytes change the method's results (an outside planner's
+    #: programs): hashed into its stage inputs and its records' fingerprint, so an edit reruns it.
+    #: May be a property of the instance.
+    input_files: ClassVar[tuple[Path, ...]] = ()
     #: Hit@k protocols of a ``rank_successors`` method: ``successor_set`` (rank every successor of
     #: the suite's reference trajectories through :meth:`rank`) and/or ``pool`` (the EmbedPlan
     #: candidate-pool protocols over the ACPBench-domain datasets, through :meth:`pool_records`).

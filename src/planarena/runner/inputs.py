@@ -220,6 +220,40 @@ def code_fingerprint(roots: list[str], script: str | None = None, registry_name:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def external_code(module: str) -> tuple[tuple[str, str], ...]:
+    """``(file, hash)`` of every source file of the installed package (or single module) that holds
+    ``module``: the code of a method from another package (:data:`planarena.methods.ENTRY_POINT_GROUP`),
+    which :func:`code_fingerprint` does not see. Byte hashes of ``*.py`` files, paths relative to
+    the package's parent folder; ``()`` when the module cannot be found."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module.split(".")[0])
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return ()
+    origin = Path(spec.origin)
+    files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
+    base = origin.parent.parent if origin.name == "__init__.py" else origin.parent
+    return tuple((str(f.relative_to(base)), hashlib.sha256(f.read_bytes()).hexdigest()[:16]) for f in files)
+
+
+def method_code(stage_module: str, registered: str, script: str | None = None) -> dict:
+    """:func:`code_fingerprint` of a stage module and the module of the method registered as
+    ``registered`` (built in or from another package: that package's sources are added as
+    ``plugin:<file>`` entries, :func:`external_code`).
+
+    Raises:
+        KeyError: ``registered`` is not a registered method.
+    """
+    from planarena.methods import method_entry
+
+    module = method_entry(registered).partition(":")[0]
+    out = code_fingerprint([stage_module, module], script, registry_name=registered)
+    if module != PACKAGE and not module.startswith(PACKAGE + "."):
+        out.update({f"plugin:{f}": h for f, h in external_code(module)})
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # Params and data
 # ------------------------------------------------------------------------------------------------
@@ -262,12 +296,15 @@ def stage_inputs(name: str, params: dict) -> dict:
     """The inputs file content of data stage ``name`` (``generate`` ... ``report``)."""
     spec = STAGES[name]
     roots = [_entry_module(spec)]
+    plugins: dict[str, str] = {}
     if name == "report":  # the report may read hooks the method classes declare
-        from planarena.methods import REGISTRY
+        from planarena.methods import REGISTRY, plugin_methods
 
         roots += sorted({entry.partition(":")[0] for entry in REGISTRY.values()})
+        plugins = {f"plugin:{f}": h for entry in sorted(set(plugin_methods().values()))
+                   for f, h in external_code(entry.partition(":")[0])}
     out = {"stage": name, "params": select_params(params, spec.params),
-           "code": code_fingerprint(roots, spec.script, registry_name="*")}
+           "code": {**code_fingerprint(roots, spec.script, registry_name="*"), **plugins}}
     if name == "generate" and params.get("suite") == "dir":
         # a user's own folders: an edited or added problem file reruns the suite (the other external
         # suites are third-party releases, read by path and version)
@@ -287,7 +324,7 @@ def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> di
     Raises:
         KeyError: no such method block, or an unknown registered name (lists the valid ones).
     """
-    from planarena.methods import REGISTRY, resolve, runs
+    from planarena.methods import resolve, runs
     from planarena.methods.base import Method
 
     if not runs(instance, params):  # nothing of the family is read: its edits rerun nothing here
@@ -300,13 +337,13 @@ def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> di
     keys = (f"methods.{instance}",) + (("evaluation.seeds", *method.uses_params) + spec.params if learns else ())
     if stage == "evaluate" and cls.lockstep:
         keys += ("evaluation.lockstep_batch",)
-    roots = [_entry_module(spec), REGISTRY[registered].partition(":")[0]]
     return {
         "stage": f"{stage}@{instance}",
         "params": select_params(params, tuple(dict.fromkeys(keys))),
-        "code": code_fingerprint(roots, spec.script, registry_name=registered),
+        "code": method_code(_entry_module(spec), registered, spec.script),
         # a method that learns nothing has nothing to train from
         "data": {d: folder_hash(layout.root / d) for d in method.data_deps} if learns else {},
+        **({"files": {str(f): folder_hash(Path(f)) for f in method.input_files}} if method.input_files else {}),
     }
 
 

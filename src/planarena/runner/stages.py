@@ -120,14 +120,12 @@ def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
     ``train.json`` and the code that evaluates it (the import closure of this runner and of the
     method's class, as the ``evaluate@`` stage's inputs hash it: a protocol or family edit must not
     leave records of the old code in place, while a killed run of the same code resumes)."""
-    from planarena.methods import REGISTRY
-    from planarena.runner.inputs import code_fingerprint
+    from planarena.runner.inputs import method_code
 
     registered = method.config.get("method", method.name)
     train_json = layout.models / method.name / "train.json"
     parts = {
-        "code": code_fingerprint([__name__, REGISTRY[registered].partition(":")[0]], registry_name=registered)
-        if registered in REGISTRY else None,
+        "code": method_code(__name__, registered),
         "method": method.config,
         "uses": {k: get(params, k, None) for k in method.uses_params},
         # how attempts are batched and spread over processes does not change them
@@ -137,6 +135,10 @@ def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
         "model": {k: v for k, v in json.loads(train_json.read_text()).items() if not k.endswith("_s")}
         if train_json.exists() else None,
     }
+    if method.input_files:  # an outside planner's programs
+        from planarena.runner.inputs import folder_hash
+
+        parts["files"] = {str(f): folder_hash(Path(f)) for f in method.input_files}
     return stable_hash(parts)
 
 
