@@ -153,3 +153,28 @@ def test_outside_planner_and_plugin_method_on_a_smoke_leaderboard(smoke_params, 
     report(params, layout, tmp_path / "reports")
     front = (tmp_path / "reports" / "leaderboard.md").read_text()
     assert "example_ipc" in front and "example_plugin" in front
+
+
+def test_a_planarena_method_under_the_ipc_contract(tmp_path):
+    """`planarena learn DK DOMAIN TASK...` then `planarena plan DK DOMAIN TASK PLAN`: the tiny
+    domain's problem, learned by WL-GOOSE (GBFS with a learned WL heuristic), planned and validated."""
+    import subprocess
+
+    from planarena.core.validation import validate_plan
+    from planarena.core.pddl import read_plan_file
+
+    exe = [PY, "-m", "planarena.cli"]
+    dk = tmp_path / "dk"
+    domain, task = TINY / "domain.pddl", TINY / "three.pddl"
+    learned = subprocess.run([*exe, "learn", str(dk), str(domain), str(task), "--method", "wl_goose",
+                              "--params", str(ROOT / "params.yaml")], capture_output=True, text=True, cwd=tmp_path)
+    assert learned.returncode == 0, learned.stderr[-2000:]
+    assert (dk / "planarena-dk.json").is_file() and "learn: train wl_goose" in learned.stderr
+    plan = tmp_path / "plan"
+    planned = subprocess.run([*exe, "plan", str(dk), str(domain), str(task), str(plan)], capture_output=True,
+                             text=True, cwd=tmp_path)
+    assert planned.returncode == 0, planned.stderr[-2000:]
+    assert validate_plan(domain, task, read_plan_file(plan)).valid
+    missing = subprocess.run([*exe, "plan", str(tmp_path), str(domain), str(task), str(plan)], capture_output=True,
+                             text=True, cwd=tmp_path)
+    assert missing.returncode == 1 and "must be a folder written by `planarena learn`" in missing.stderr

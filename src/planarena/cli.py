@@ -10,6 +10,8 @@ Examples::
     planarena methods                # list registered methods and their tasks
     planarena compare wl_xgb_delta wl_xgb_state   # per-problem comparison -> reports/compare/
     planarena encoders get mpnet     # fetch EmbedPlan's MPNet encoder into ~/.cache/planarena/encoders
+    planarena learn DK domain.pddl p1.pddl p2.pddl --method wl_goose   # IPC 2023 Learning Track contract
+    planarena plan DK domain.pddl p9.pddl plan                         # (learner and planner side)
 
 Exit codes (also in ``planarena --help``): 0 success (a valid plan, a finished stage); 1 bad input
 (one ``error: <file>: ...`` line per problem, no traceback; ``--debug`` or ``PLANARENA_DEBUG=1``
@@ -221,6 +223,42 @@ def methods() -> None:
             typer.echo(f"{name:20s} {cls.family:32s} {','.join(sorted(cls.tasks))}  [{ENTRY_POINT_GROUP}: {entry}]")
         except Exception as exc:  # a broken plugin is listed with its error, never hides the others
             typer.echo(f"{name:20s} cannot load {entry}: {type(exc).__name__}: {exc}")
+
+
+@app.command("learn")
+def learn_command(
+    dk: Path = typer.Argument(..., help="folder to write the domain knowledge into (replaced)"),
+    domain: Path = typer.Argument(..., help="PDDL domain file"),
+    tasks: list[Path] = typer.Argument(..., help="training tasks, smallest first"),
+    method: str = typer.Option(..., "--method", help="a methods.<row> of --params, or a registered method name"),
+    params: Path = typer.Option(Path("params.yaml"), help="params file"),
+) -> None:
+    """IPC 2023 Learning Track contract, learner side: `learn DK DOMAIN TASK...` for a planarena method."""
+    from planarena.runner.contract import learn
+
+    pin_threads()
+    learn(dk, domain, tasks, method, params, say=lambda m: typer.echo(m, err=True))
+
+
+@app.command("plan")
+def plan_command(
+    dk: Path = typer.Argument(..., help="folder written by `planarena learn`"),
+    domain: Path = typer.Argument(..., help="PDDL domain file"),
+    task: Path = typer.Argument(..., help="PDDL problem file"),
+    plan: Path = typer.Argument(..., help="plan file to write"),
+    time_limit: Optional[float] = typer.Option(None, help="CPU seconds (default: the learned params' evaluation.time_limit)"),
+) -> None:
+    """IPC 2023 Learning Track contract, planner side: `plan DK DOMAIN TASK PLAN`. Exit 0 when a plan
+    was written, 1 otherwise (the reason on stderr)."""
+    from planarena.runner.contract import plan as plan_task
+
+    pin_threads()
+    attempt = plan_task(dk, domain, task, plan, time_limit)
+    if attempt.outcome == "solved" and attempt.plan is not None:
+        typer.echo(f"plan: {len(attempt.plan)} actions written to {plan}", err=True)
+        raise typer.Exit(0)
+    typer.echo(f"plan: {attempt.outcome}: {attempt.failure_reason or 'no plan'}", err=True)
+    raise typer.Exit(1)
 
 
 @app.command("show-params")
