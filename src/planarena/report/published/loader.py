@@ -1,6 +1,6 @@
 """Published reference numbers, copied from the papers, loaded from the data files beside this module.
 
-DESIGN.md ("Contracts: Published reference rows"): numbers copied from the papers appear only in
+Published reference rows (docs/concepts.md#the-pages): numbers copied from the papers appear only in
 clearly separated rows/tables labelled with paper and table number, never mixed into measured rows.
 They live as data, one YAML file per paper (``report/published/<paper>.yaml``, with their
 citation); this module parses and checks them:
@@ -106,7 +106,8 @@ class PublishedMatrix:
     Attributes:
         key: short identifier (stable; used in tests and for lookups).
         paper_title: the paper's title, verbatim.
-        paper_file: path of the paper's plain-text copy, relative to the repository root.
+        paper_file: where the repository cites the paper (its docs page, ``docs/papers/<page>.md``),
+            printed as the table's source.
         table: the table as numbered in the paper (``"Table 1"``).
         caption: the start of the paper's caption, verbatim (to find the table in the text).
         metric: what the values are, in the harness's terms (``"coverage"``).
@@ -324,7 +325,8 @@ class PublishedSchemaTable:
     Attributes:
         key: short identifier (``"dias-table1"``).
         paper_title: the paper's title, verbatim.
-        paper_file: the paper's plain-text copy, relative to the repository root.
+        paper_file: where the repository cites the paper (its docs page, ``docs/papers/<page>.md``),
+            printed as the table's source.
         table: the table as numbered in the paper (``"Table 1"``).
         caption: the start of the paper's caption, verbatim.
         runs: runs per cell (the denominator of the counts).
@@ -436,9 +438,9 @@ class PublishedPaper:
     """Everything copied from one paper: its file's contents.
 
     Attributes:
-        family: the method family the paper defines (``../shared/papers/<family>.txt``).
+        family: the method family the paper defines (``dias-action-schemas``, ...).
         name: short name (``"EmbedPlan"``).
-        paper_file: the paper's plain-text copy, relative to the repository root.
+        paper_file: where the repository cites the paper (its docs page, ``docs/papers/<page>.md``).
         protocol: the evaluation protocol the printed tables are about (``"pool"``), or ``""``;
             the leaderboard prints them only when the run has results of that protocol.
         matrices: wide tables with a side-by-side view.
