@@ -3,7 +3,7 @@
 ``params.yaml`` holds the *default* profile's values at its top level. ``profile`` names the profile
 to run; ``profiles.<name>`` holds a partial tree that is deep-merged over the top level when that
 profile is selected (``profiles.default`` is empty). A profile therefore only changes param values,
-never code paths (DESIGN.md, "Profiles").
+never code paths (docs/params.md#profiles).
 
 Precedence: a key set in the selected profile wins over the same key at the top level. So
 ``dvc exp run -S planners.astar_lmcut.time_limit=5`` changes the default profile; under
@@ -26,12 +26,13 @@ from typing import Any
 
 import yaml
 
-#: Canonical split names (Symmetry-Aware Transformer splits; DESIGN.md "Problem set").
+#: Canonical split names (Symmetry-Aware Transformer splits;
+#: docs/concepts.md#problems-suites-and-splits).
 SPLITS = ("train", "validation", "interpolation", "extrapolation")
 
 #: Splits that models are trained on (the generated and SATr suites' ``train``, the IPC 2023
 #: Learning Track's ``training/easy``, imported as ``train``). Every other split is held out: sums
-#: and headline numbers are over held-out splits only (DESIGN.md "Honest numbers").
+#: and headline numbers are over held-out splits only (docs/concepts.md#problems-suites-and-splits).
 TRAIN_SPLITS = frozenset({"train"})
 #: the test split of the schema-learning data (``data/schema``, DIAS): its problems are planned
 #: with learned domains and enter the coverage table beside the suite's splits
@@ -266,7 +267,8 @@ def torch_device(value: str, param: str) -> str:
 
 @dataclass(frozen=True)
 class Layout:
-    """Where each pipeline stage writes (DESIGN.md "The pipeline"). All paths relative to ``root``."""
+    """Where each pipeline stage writes (docs/pipeline.md#stages). All paths relative to
+    ``root``."""
 
     root: Path = Path("data")
 

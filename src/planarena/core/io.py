@@ -1,8 +1,8 @@
 """File and randomness helpers every stage shares: atomic writes, JSON lines, stable hashes, seeds.
 
-One implementation each (DESIGN.md "Layout": ``core/io.py``), so every stage writes files the same
-crash-safe way (temp file in the same directory + ``os.replace``: a reader sees the old file or the
-new one, never half of one) and derives seeds the same order-independent way.
+One implementation each (docs/layout.md#the-package: ``core/io.py``), so every stage writes files
+the same crash-safe way (temp file in the same directory + ``os.replace``: a reader sees the old
+file or the new one, never half of one) and derives seeds the same order-independent way.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The problem-set contract (DESIGN.md, "Contracts: Problem set").
+"""The problem-set contract (docs/concepts.md#problems-suites-and-splits).
 
 On disk (written by the ``generate`` stage)::
 

@@ -1,7 +1,7 @@
 """Result records and crash-safe JSON-lines files.
 
 A *result record* is one JSON object per attempt of a method on one (problem, seed)
-(DESIGN.md, "Contracts: Result record"). Every metric of every report is computed from these
+(docs/extending.md#adding-a-method). Every metric of every report is computed from these
 records. Files are append-only JSON lines, flushed and fsynced per record, so a stage killed
 halfway loses at most the line it was writing; a truncated last line is dropped on read.
 """
@@ -63,7 +63,8 @@ class ResultRecord:
 
     @property
     def counts_as_solved(self) -> bool:
-        """Coverage rule (DESIGN.md): solved *and* accepted by the independent validator."""
+        """Coverage rule (docs/concepts.md#coverage-and-plan-quality): solved *and* accepted by the
+        independent validator."""
         return self.outcome == "solved" and self.validated
 
     def to_dict(self) -> dict:

@@ -1,12 +1,12 @@
 """STRIPS domains as data, and the normal form of the schema-learning task.
 
-The DIAS paper (``../shared/papers/dias-action-schemas.txt``, Sections 3 and 4.1) learns lifted STRIPS
-schemas over unary and binary predicates, with object types as unary atoms ``t(o)`` and, where a
-domain uses equality, an explicit static ``eq/2`` predicate (its Tables 4 and 8 list ``eq/2``).
-:func:`normal_form` turns a parsed domain into that form (pymimir already compiles types into unary
-predicates; ``=`` becomes ``eq``; the trivially true ``object``/``number`` predicates go) and
-:func:`normal_problem_text` writes a problem in it (untyped objects, type and ``eq`` atoms in the
-initial state), so that the true domain, a learned domain and their problems all read the same
+The DIAS paper (Reiter, Gebler, Geffner, Sections 3 and 4.1; docs/papers/dias.md) learns lifted
+STRIPS schemas over unary and binary predicates, with object types as unary atoms ``t(o)`` and,
+where a domain uses equality, an explicit static ``eq/2`` predicate (its Tables 4 and 8 list
+``eq/2``). :func:`normal_form` turns a parsed domain into that form (pymimir already compiles types
+into unary predicates; ``=`` becomes ``eq``; the trivially true ``object``/``number`` predicates go)
+and :func:`normal_problem_text` writes a problem in it (untyped objects, type and ``eq`` atoms in
+the initial state), so that the true domain, a learned domain and their problems all read the same
 files and a learned domain plans the same problem files as the true one.
 
 :class:`StripsDomain` writes PDDL (:meth:`StripsDomain.to_pddl`): a learned domain and the true one

@@ -1,8 +1,9 @@
 """Independent plan validation with unified-planning's ``SequentialPlanValidator``.
 
-DESIGN.md, "Independent validation": a plan counts as solved only if this validator, reading the
-PDDL files (not the method's own simulator, not pymimir), accepts it. The parsed UP problem is cached
-per (domain file, problem file), so validating many plans of one problem parses it once.
+Independent validation (docs/concepts.md#tasks): a plan counts as solved only if this validator,
+reading the PDDL files (not the method's own simulator, not pymimir), accepts it. The parsed UP
+problem is cached per (domain file, problem file), so validating many plans of one problem parses it
+once.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``plan`` and ``trajectories`` stages (DESIGN.md, "The pipeline").
+"""The ``plan`` and ``trajectories`` stages (docs/pipeline.md#stages).
 
 ``plan``: every problem of every split gets reference plans from Fast Downward (A*+LM-cut, falling
 back to LAMA-first when A* fails: the state-centric paper's Stage 1); every kept plan is checked by

@@ -1,11 +1,12 @@
 """Stage ``schema_data``: the transition data of the schema-learning task (``learn_schema``).
 
-DIAS paper (``../shared/papers/dias-action-schemas.txt``), Appendix A.3: per domain, training and
-validation transitions come from a random walk on one small instance until every action name has at
-least ``N_min`` samples (at most ``N_max`` kept), and 1,500 test states from breadth-first search over
-three larger instances. Problems come from the pypddl-datasets generators and domain files, written in
-the normal form of :mod:`planarena.core.strips` (types and equality as unary / ``eq`` atoms), so that
-the true domain, learned domains and the planning path read the same problem files.
+DIAS paper (Reiter, Gebler, Geffner, "Differentiable Learning of Lifted Action Schemas for Classical
+Planning"; docs/papers/dias.md), Appendix A.3: per domain, training and validation transitions come
+from a random walk on one small instance until every action name has at least ``N_min`` samples (at
+most ``N_max`` kept), and 1,500 test states from breadth-first search over three larger instances.
+Problems come from the pypddl-datasets generators and domain files, written in the normal form of
+:mod:`planarena.core.strips` (types and equality as unary / ``eq`` atoms), so that the true domain,
+learned domains and the planning path read the same problem files.
 
 Layout (a problem set, :mod:`planarena.core.problemset`, plus the transition files)::
 
@@ -33,9 +34,10 @@ walk is unchanged (A.4.2 names training adjustments only). The noise walk has th
 so it is that walk continued: the noise-free training rows are a subsequence of its rows. ``info.json``'s
 ``noise_train`` names the file and its bounds (:func:`noise_bounds`).
 
-Departures from the paper (README "Schema learning"): the walk picks an action *name* uniformly among
-the applicable ones, then a grounding uniformly (the paper's "balanced random walk", A.3.4), restarts
-at dead ends, and skips non-injective groundings (the paper's injective-binding assumption, Section 3).
+Departures from the paper (docs/papers/dias.md#what-is-reproduced): the walk picks an action *name*
+uniformly among the applicable ones, then a grounding uniformly (the paper's "balanced random walk",
+A.3.4), restarts at dead ends, and skips non-injective groundings (the paper's injective-binding
+assumption, Section 3).
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ DOMAINS: dict[str, tuple[str, str]] = {
     "spanner": ("spanner", "domain.pddl"),
     "visitall": ("visitall", "domain.pddl"),
 }
-#: the paper's domains this harness cannot build yet, and why (the README says so too)
+#: the paper's domains this harness cannot build yet, and why
+#: (docs/papers/dias.md#what-is-reproduced says so too)
 UNAVAILABLE: dict[str, str] = {
     "npuzzle": "pypddl-datasets has no N-Puzzle generator",
     "sokoban": "the IPC Sokoban domain has the ternary predicate move-dir; the paper uses its own binary variant",

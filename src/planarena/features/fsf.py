@@ -1,11 +1,12 @@
 """Fixed-Size Factored (FSF) state and goal encoding (state-centric paper, Appendix F).
 
-``phi_FSF(s)`` is a vector in ``R^{N+1}`` (``../shared/papers/state-centric-transition-models.txt``,
-Appendix F.1): slot 0 holds global/robot information, slots ``1..N`` hold one object each with
-domain-specific semantics (Table 5, F.2), unused slots of a smaller problem hold the padding value
-``-99.0`` (:data:`PAD`) and goal variables that the goal does not specify hold the don't-care value
-``-10.0`` (:data:`DONT_CARE`). FSF is the paper's deliberately non-relational ablation baseline
-(F.4): it needs a fixed ``N``, a fixed object-to-slot mapping and hand-written semantics per domain.
+``phi_FSF(s)`` is a vector in ``R^{N+1}`` (Gupta et al., "On Sample-Efficient Generalized Planning
+via Learned Transition Models", Appendix F.1; docs/papers/state-centric.md): slot 0 holds
+global/robot information, slots ``1..N`` hold one object each with domain-specific semantics (Table
+5, F.2), unused slots of a smaller problem hold the padding value ``-99.0`` (:data:`PAD`) and goal
+variables that the goal does not specify hold the don't-care value ``-10.0`` (:data:`DONT_CARE`).
+FSF is the paper's deliberately non-relational ablation baseline (F.4): it needs a fixed ``N``, a
+fixed object-to-slot mapping and hand-written semantics per domain.
 
 Domains and slot semantics (Table 5)
 ------------------------------------

@@ -12,9 +12,10 @@ vocabulary, collected once per domain on the **train split only**; at embedding 
 not in the vocabulary is dropped, exactly as wlplan does (occurrences of dropped colours, per WL
 iteration, over the states and goals of a split, are in ``meta.json`` as
 ``unseen_colour_occurrences``). This is the representation of the state-centric
-transition-model paper (``../shared/papers/state-centric-transition-models.txt``, Section "State
-Encoding", Appendix E.2-E.4 and Appendix G.1 "Stage 3: WL Feature Collection" / "Stage 4:
-Trajectory Embedding"): ILG, ``k = 2``, multiset hash, no pruning.
+transition-model paper (Gupta et al., "On Sample-Efficient Generalized Planning via Learned
+Transition Models", docs/papers/state-centric.md; Section "State Encoding", Appendix E.2-E.4 and
+Appendix G.1 "Stage 3: WL Feature Collection" / "Stage 4: Trajectory Embedding"): ILG, ``k = 2``,
+multiset hash, no pruning.
 
 All WL work is done by wlplan (``wlplan.feature_generator``): this module only turns the harness's
 atom strings into wlplan ``State``/``Problem`` objects, calls ``collect`` on the train dataset and
@@ -321,8 +322,9 @@ class PDDLCache:
     def with_goal(self, parsed: _ParsedProblem, goal_of: _ParsedProblem) -> _ParsedProblem:
         """``parsed`` (objects, static atoms) with the goal of ``goal_of`` (cached per pair): the
         problem a state of ``parsed`` is embedded in when it competes as a candidate successor for
-        a query of ``goal_of`` (issue 12: every pool candidate carries the query's goal). Objects
-        are the union of both problems' objects, so the goal's atoms always fit."""
+        a query of ``goal_of`` (every pool candidate carries the query's goal:
+        docs/concepts.md#held-out-means-unseen). Objects are the union of both problems' objects, so
+        the goal's atoms always fit."""
         if parsed.path == goal_of.path:
             return parsed
         key = f"{parsed.path.resolve()}\0goal:{goal_of.path.resolve()}"

@@ -1,4 +1,5 @@
-"""Ablation pairs for :attr:`planarena.methods.base.ReportTraits.ablations` (issue 29, item 8).
+"""Ablation pairs for :attr:`planarena.methods.base.ReportTraits.ablations`
+(docs/concepts.md#comparing-two-methods).
 
 A family's :meth:`~planarena.methods.base.Method.report_traits` gets only its own params block, not
 its name, so it finds its counterparts by comparing *configurations*: among the configured blocks

@@ -1,4 +1,4 @@
-"""The method interface every planarena method implements (DESIGN.md, "Method registry").
+"""The method interface every planarena method implements (docs/extending.md#adding-a-method).
 
 A method declares the tasks it supports (``plan``, ``rank_successors``, ``learn_schema``), learns in
 :meth:`Method.train` (called once per method by the ``train`` stage; may be a no-op) and is evaluated
@@ -136,8 +136,8 @@ class ReportTraits:
 
     Attributes:
         role: ``"model"``, ``"floor"``: a lower bound shown so that a reader can judge the others
-            (DESIGN.md "Honest numbers": random walk, an untrained network); a floor row is set
-            beside its paper's floor value, never beside the paper's trained results; or
+            (docs/concepts.md#floors-and-ceilings: random walk, an untrained network); a floor row
+            is set beside its paper's floor value, never beside the paper's trained results; or
             ``"ceiling"``: an upper reference measured by the same code (the true domain of the
             schema-learning protocol).
         variant: which of its paper's variants this configuration runs (e.g. ``"hyper"``); picks the
@@ -204,7 +204,8 @@ class Method:
     if they learn).
 
     Attributes:
-        family: the paper (file stem in ``../shared/papers``) or ``classical``.
+        family: the paper's family name (``state-centric-transition-models``,
+            ``dias-action-schemas``, ...; each docs/papers page names its paper's) or ``classical``.
         tasks: subset of :data:`TASKS`.
         stochastic: if False the method runs once (first evaluation seed) instead of once per seed.
         parallel: if True (the default) the coverage protocol sends :meth:`solve` for different

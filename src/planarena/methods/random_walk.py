@@ -6,7 +6,7 @@ stop at the goal or after ``horizon`` steps (params ``methods.<name>.horizon``, 
 With ``never_revisit: true`` the walk only moves to states it has not visited yet and stops at a
 dead end when every successor was visited: what the beam decoder of the state-centric paper
 (Algorithm 1, beam width 1, no revisits) does with an uninformative model, so it is the floor a
-learned successor scorer must beat (issue 12, "Honest numbers").
+learned successor scorer must beat (docs/concepts.md#floors-and-ceilings).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ class RandomWalk(Method):
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
-        """The coverage floor (DESIGN.md "Honest numbers"); plans of at most ``horizon`` steps."""
+        """The coverage floor (docs/concepts.md#floors-and-ceilings); plans of at most ``horizon``
+        steps."""
         return ReportTraits(role="floor", horizon=int(config.get("horizon", 100)), kind="policy",
                             floor_kinds=("search", "lookahead policy", "policy", "decoder"))
 

@@ -1,9 +1,9 @@
 """Coverage protocol (task ``plan``): one attempt per (problem, seed), every plan validated.
 
-DESIGN.md "Contracts": a plan counts as solved only when the independent validator
-(unified-planning's sequential plan validator, :mod:`planarena.core.validation`) accepts it; the
-method's own simulator never decides coverage. A method that raises is recorded as outcome
-``error`` with the exception text, never a crashed stage.
+A plan counts as solved only when the independent validator (unified-planning's sequential plan
+validator, :mod:`planarena.core.validation`) accepts it; the method's own simulator never decides
+coverage (docs/concepts.md#tasks). A method that raises is recorded as outcome ``error`` with the
+exception text, never a crashed stage.
 
 The attempts are independent units: they run through :func:`planarena.runner.executor.run_units`
 (the executor's workers) and come back in order, so the records file is the same for any executor

@@ -1,10 +1,11 @@
 """The six transition-learning protocols of EmbedPlan (Appendix A) over the ACPBench-domain corpus.
 
-Source: ``../shared/papers/embedplan-latent-transitions.txt``, Appendix A (definitions) and B.3
-(candidate pools). A :class:`Corpus` holds every transition of every domain of one encoder as a
-:class:`planarena.protocols.pool.TransitionTable`; :func:`protocol_tasks` turns a protocol name and a
-seed into training tasks (which transitions train one model) and their test sets (which transitions
-are queried, with which distractor pool, and which plans give plan-level metrics).
+Source: "Textual Planning with Explicit Latent Transitions" (docs/papers/embedplan.md), Appendix A
+(definitions) and B.3 (candidate pools). A :class:`Corpus` holds every transition of every domain of
+one encoder as a :class:`planarena.protocols.pool.TransitionTable`; :func:`protocol_tasks` turns a
+protocol name and a seed into training tasks (which transitions train one model) and their test sets
+(which transitions are queried, with which distractor pool, and which plans give plan-level
+metrics).
 
 =================  =========================================================  ==========  =========
 protocol           train / test                                               models      pool
@@ -25,10 +26,11 @@ Every partition is drawn from ``numpy.random.default_rng`` seeded with the evalu
 three seeds see three partitions (the paper's standard deviations include partition variance) and
 two runs with the same seeds see the same ones.
 
-Held-out means unseen (issue 12). Two generated problems with the same object set share their
-state space, so a problem-grouped split alone lets test states and whole ``(s, a, s')`` triples
-occur in training (3-21 % of Extrapolation's test triples on the default data); Plan-Variant's
-alternative plans share most steps with the training plans (30-98 %). Therefore:
+Held-out means unseen (docs/concepts.md#held-out-means-unseen). Two generated problems with the same
+object set share their state space, so a problem-grouped split alone lets test states and whole
+``(s, a, s')`` triples occur in training (3-21 % of Extrapolation's test triples on the default
+data); Plan-Variant's alternative plans share most steps with the training plans (30-98 %).
+Therefore:
 
 * Extrapolation (and Multi-Domain, which reuses its partition) splits *object sets*, not problems:
   no test problem has an object set a training problem has (a domain whose problems all share one
@@ -559,7 +561,8 @@ class HitResult:
 def uniform_hit_rate(k: int, candidates: np.ndarray) -> float:
     """Hit@k of a ranker that orders the candidates uniformly at random, averaged over queries:
     the mean of min(k, n) / n for ``candidates`` (Q,) counts n >= 1 (pool sizes, applicable
-    actions, successor states). The floor of every Hit@k / Acc@k column (issue 12)."""
+    actions, successor states). The floor of every Hit@k / Acc@k column
+    (docs/concepts.md#floors-and-ceilings)."""
     n = np.maximum(np.asarray(candidates, dtype=float), 1.0)
     return round(float(np.mean(np.minimum(k, n) / n)), 6)
 

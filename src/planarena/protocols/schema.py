@@ -1,15 +1,15 @@
 """Schema-learning protocol (task ``learn_schema``): successor-set precision and recall of a learned
 domain against the true one, and planning with what was learned.
 
-DIAS paper (``../shared/papers/dias-action-schemas.txt``), Section 5.1: for each test state ``s`` the
-sets of successor states under the true and the learned domain are compared; over all test states
-this gives TP / FP / FN, precision ``TP / (TP + FP)`` (soundness) and recall ``TP / (TP + FN)``
-(completeness); a run is *sound* with precision 1 and *complete* with recall 1 (the N_s / N_c / N_sc
-counts of its tables). Successor states are compared by what they change (atoms added and deleted),
-so a successor equal to ``s`` (an action whose effects already hold) is no successor; both domains'
-successors come from pymimir, from injective groundings only (the paper's injective-binding
-assumption, Section 3: the walk data has no other; pypddl-datasets' Blocks-3 ``move-t-to-b`` lacks the
-paper's ``(not (eq ?bm ?bt))`` and would otherwise stack a block on itself).
+DIAS paper (Reiter, Gebler, Geffner; docs/papers/dias.md), Section 5.1: for each test state ``s``
+the sets of successor states under the true and the learned domain are compared; over all test
+states this gives TP / FP / FN, precision ``TP / (TP + FP)`` (soundness) and recall ``TP / (TP +
+FN)`` (completeness); a run is *sound* with precision 1 and *complete* with recall 1 (the N_s / N_c
+/ N_sc counts of its tables). Successor states are compared by what they change (atoms added and
+deleted), so a successor equal to ``s`` (an action whose effects already hold) is no successor; both
+domains' successors come from pymimir, from injective groundings only (the paper's injective-binding
+assumption, Section 3: the walk data has no other; pypddl-datasets' Blocks-3 ``move-t-to-b`` lacks
+the paper's ``(not (eq ?bm ?bt))`` and would otherwise stack a block on itself).
 
 Beyond the paper, the harness's own check: each learned domain plans the test problems of its domain
 with Fast Downward (LAMA-first; negative preconditions compiled into complement predicates first,

@@ -36,7 +36,8 @@ FLOOR_KS = (1, 3, 5)
 
 
 def successor_floor(traj: Trajectory, domain_file, problem_file, ks=FLOOR_KS) -> dict:
-    """The uniform-random-ranker floor of one reference trajectory (issue 12, "Honest numbers").
+    """The uniform-random-ranker floor of one reference trajectory
+    (docs/concepts.md#floors-and-ceilings).
 
     For each step t with c_t distinct successor states of s_t (pymimir), a ranker that orders them
     uniformly at random puts the true s_{t+1} in its top k with probability min(k, c_t) / c_t.

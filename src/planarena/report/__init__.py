@@ -1,4 +1,4 @@
-"""The leaderboard (DESIGN.md "Leaderboards", "Layout": ``report/``).
+"""The leaderboard (docs/concepts.md#the-pages; docs/layout.md#the-package: ``report/``).
 
 * :mod:`~planarena.report.leaderboard`: the ``report`` stage (``run_stage``), a short orchestrator.
 * :mod:`~planarena.report.records`: the inputs, and the record helpers every section shares.

@@ -1,6 +1,7 @@
 """``planarena compare A B``: a per-problem comparison of two plan methods on their common problems
-(issue 29 item 8), in the manner of Downward Lab's ``ComparativeReport`` and ``ScatterPlotReport``
-(Seipp, Pommerening, Sievers & Helmert 2017, "Downward Lab", doi:10.5281/zenodo.790461).
+(docs/concepts.md#comparing-two-methods), in the manner of Downward Lab's ``ComparativeReport`` and
+``ScatterPlotReport`` (Seipp, Pommerening, Sievers & Helmert 2017, "Downward Lab",
+doi:10.5281/zenodo.790461).
 
 What is compared, from the latest ``plan`` records (:func:`planarena.report.records.plan_records_of`):
 

@@ -1,6 +1,6 @@
 """The ``report`` stage: ``reports/leaderboard.md`` (the front page), ``reports/detail/*.md`` (the
 detail pages), ``reports/metrics.json`` and ``reports/plots/`` (PNGs, their data files and
-Vega-Lite templates) from the result records (DESIGN.md "Leaderboards", issue 12).
+Vega-Lite templates) from the result records (docs/concepts.md#the-pages).
 
 This module only orchestrates: :func:`analyse` asks each section module of
 :mod:`planarena.report.sections` for its tables, :mod:`planarena.report.pages` lays them out on the

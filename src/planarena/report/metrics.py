@@ -1,4 +1,4 @@
-"""Every metric of the leaderboard, declared once (DESIGN.md "Contracts: Metrics").
+"""Every metric of the leaderboard, declared once (docs/concepts.md).
 
 A :class:`Metric` says what a number is: its name and column title, whether higher is better
 (which decides the bold "best" cell), how the values of several seeds or attempts combine into a
@@ -293,7 +293,8 @@ def metric(name: str) -> Metric:
 
 # -- the declarations ---------------------------------------------------------------------------
 
-#: Fraction of a split's instances solved and validated (DESIGN.md "Metrics": coverage).
+#: Fraction of a split's instances solved and validated
+#: (docs/concepts.md#coverage-and-plan-quality).
 COVERAGE = register_metric(
     Metric("coverage", "coverage", True, "seed_mean", ".2f", summary="instance_weighted")
 )
@@ -309,7 +310,7 @@ TIME = register_metric(
 WALL_TIME = register_metric(
     Metric("wall_time", "mean wall time, all attempts (s)", False, "attempt_mean", ".3f")
 )
-#: Schema learning (DESIGN.md "Leaderboards": precision, recall, N_s/N_c/N_sc).
+#: Schema learning (docs/concepts.md#tasks: precision, recall, N_s/N_c/N_sc).
 PRECISION = register_metric(Metric("precision", "precision", True))
 RECALL = register_metric(Metric("recall", "recall", True))
 N_S = register_metric(Metric("N_s", "N_s", None))

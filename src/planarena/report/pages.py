@@ -1,5 +1,5 @@
 """The pages of ``reports/``: the front page ``leaderboard.md`` and the detail pages under
-``reports/detail/`` (issue 12, "The front page").
+``reports/detail/`` (docs/concepts.md#the-pages).
 
 The front page fits on about two screens: a line of provenance, the problems box (real problems
 first; "None." when there are none), one headline table per task (plan coverage per held-out

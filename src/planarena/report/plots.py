@@ -1,4 +1,4 @@
-"""The leaderboard's plots (DESIGN.md "Leaderboards": coverage vs instance size, Hit@k by
+"""The leaderboard's plots (docs/pipeline.md#plots: coverage vs instance size, Hit@k by
 protocol), each written three ways under ``reports/plots/``: a PNG (matplotlib, for the markdown
 pages), its data as JSON (``<name>.json``, a list of flat rows) and a Vega-Lite template
 (``<name>.vl.json``) so that ``dvc plots show`` / ``dvc plots diff`` render the same plot from the

@@ -1,6 +1,6 @@
 """What the report reads, and the record helpers every section shares.
 
-Inputs (DESIGN.md "The pipeline"; all written by earlier stages):
+Inputs (docs/pipeline.md; all written by earlier stages):
 
 * ``data/results/*.jsonl``: :class:`planarena.core.records.ResultRecord` lines, one per attempt.
 * ``data/plans/records.jsonl``: one line per problem from the planning stage (reference plans).
@@ -29,7 +29,7 @@ from planarena.protocols.pool import PROTOCOLS
 from planarena.report.metrics import RANK_KEY
 
 #: Display order of split names: the SATr splits, then the IPC 2023 Learning Track test splits
-#: (DESIGN.md "Contracts: Problem set"); any other split sorts after these, alphabetically.
+#: (docs/concepts.md#problems-suites-and-splits); any other split sorts after these, alphabetically.
 SPLIT_ORDER: tuple[str, ...] = SPLITS + ("test-easy", "test-medium", "test-hard", SCHEMA_SPLIT)
 
 
@@ -129,7 +129,7 @@ def split_sort_key(split: str) -> tuple[int, str]:
 
 
 def record_task(rec: ResultRecord) -> str:
-    """The task of a record: plan, rank_successors or learn_schema (DESIGN.md "Method registry").
+    """The task of a record: plan, rank_successors or learn_schema (docs/concepts.md#tasks).
 
     In order: ``extra["task"]`` when set; ``rank_successors`` when ``extra`` holds ``hit@k`` or
     ``acc@k`` values; ``plan`` when the method's declared ``extra["tasks"]`` (written by

@@ -1,7 +1,7 @@
 """What each method declares for the report, read through the method registry.
 
-The report knows no method family and tests no method name (DESIGN.md "Layout": "The report
-imports no family"). What is family-specific comes from the records (``family``, ``extra``) or
+The report knows no method family and tests no method name (docs/layout.md#the-package: the
+report imports no family). What is family-specific comes from the records (``family``, ``extra``) or
 from :meth:`planarena.methods.base.Method.report_traits`, which this module calls for each method
 instance configured in params (``methods.<name>``, resolved by :func:`planarena.methods.resolve`).
 """

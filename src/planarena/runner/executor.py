@@ -1,4 +1,4 @@
-"""The one executor of the independent units of a stage (DESIGN.md "Scaling"; README "Scaling").
+"""The one executor of the independent units of a stage (docs/scaling.md).
 
 A stage hands :func:`run_units` a function and a list of units (method x domain x seed x
 protocol for training; problem x seed for evaluation; problem for planning); the results come back
@@ -255,7 +255,8 @@ def _start(cfg: ExecutorConfig):
     from distributed import Client, LocalCluster
 
     # a unit whose worker dies is rerun this many times (the scheduler counts; for an existing
-    # scheduler its own configuration decides, README "Scaling")
+    # scheduler its own configuration decides:
+    # docs/scaling.md#what-the-executor-guarantees-and-checks)
     # worker-saturation 1.0: a worker holds only the unit it runs (Dask's default, 1.1, sends a
     # single-threaded worker a second one in advance), so a worker that dies takes only that unit
     # with it; with 1.1 a queued bystander was counted as a suspect of the death and, after two
@@ -353,7 +354,7 @@ def client() -> Any:
     if blind:
         shutdown()
         raise ExecutorError(f"executor: worker(s) {', '.join(blind)} cannot read {seen}; inputs and outputs "
-                            f"must live on a filesystem every worker sees (README \"Scaling\")")
+                            f"must live on a filesystem every worker sees (docs/scaling.md)")
     return cl
 
 

@@ -53,7 +53,7 @@ class StageSpec:
     params: tuple[str, ...] = ()
 
 
-#: The pipeline's stages (DESIGN.md "The pipeline"); ``train`` and ``evaluate`` run once per
+#: The pipeline's stages (docs/pipeline.md); ``train`` and ``evaluate`` run once per
 #: ``methods`` block, and read that block plus what the method declares (see :func:`method_inputs`).
 STAGES: dict[str, StageSpec] = {
     "generate": StageSpec("planarena.datasets.suites:run_stage", "stages/generate.py",

@@ -1,13 +1,13 @@
 """Neuro-symbolic plan decoding and successor ranking for embedding-space transition models.
 
-State-centric paper (Gupta, Pallagani, Aydin, Srivastava; ``../shared/papers/
-state-centric-transition-models.txt``), Algorithm 1 and Appendix G.3: keep the *true* symbolic
-state; at each step the transition model predicts a target embedding ``v_t``; every applicable
-ground action's successor (pymimir) is embedded in ONE batched call; successors are ranked by
-distance to ``v_t`` (cosine in state mode, Euclidean in delta mode); a beam of width ``beam_width``
-is kept; states already on a beam's path are not revisited; decoding stops at the goal or at the
-horizon. Every emitted action is applicable by construction; plans are still validated
-independently by the harness.
+State-centric paper (Gupta, Pallagani, Aydin, Srivastava, "On Sample-Efficient Generalized Planning
+via Learned Transition Models"; docs/papers/state-centric.md), Algorithm 1 and Appendix G.3: keep
+the *true* symbolic state; at each step the transition model predicts a target embedding ``v_t``;
+every applicable ground action's successor (pymimir) is embedded in ONE batched call; successors are
+ranked by distance to ``v_t`` (cosine in state mode, Euclidean in delta mode); a beam of width
+``beam_width`` is kept; states already on a beam's path are not revisited; decoding stops at the
+goal or at the horizon. Every emitted action is applicable by construction; plans are still
+validated independently by the harness.
 
 The paper's settings are the default (beam 3, horizon 100, beams ranked by the current step's
 distance). The authors' released code differs (horizon max(100, 10 x objects), beams ranked by

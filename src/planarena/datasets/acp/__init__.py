@@ -1,10 +1,11 @@
 """ACPBench transition datasets for EmbedPlan (the ``acp`` stage).
 
-EmbedPlan (``../shared/papers/embedplan-latent-transitions.txt``) learns next-state prediction from
-(state, ground action, successor) triples extracted from up to 100 optimal plans per problem, over
-nine ACPBench domains (Section 3 "Data"; Appendix C, Table 7). Its Hit@k protocol ranks the true
-successor against a pool of states *of the same problem*, and its Plan-Variant protocol (Appendix
-A.2) needs several distinct optimal plans per problem. This package builds such datasets offline:
+EmbedPlan ("Textual Planning with Explicit Latent Transitions", docs/papers/embedplan.md) learns
+next-state prediction from (state, ground action, successor) triples extracted from up to 100
+optimal plans per problem, over nine ACPBench domains (Section 3 "Data"; Appendix C, Table 7). Its
+Hit@k protocol ranks the true successor against a pool of states *of the same problem*, and its
+Plan-Variant protocol (Appendix A.2) needs several distinct optimal plans per problem. This package
+builds such datasets offline:
 
 1. **Problems.** Per domain, problems come from the ``pypddl-datasets`` generators (IPC generators
    ported to Python; the same ones :mod:`planarena.datasets.suites` calls) with the generator keyword

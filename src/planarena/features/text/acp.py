@@ -123,7 +123,8 @@ def run_stage(params: dict, layout: Layout, *, encoder_override=None) -> dict:
 
         # on a cluster the domains run on the workers; on the local machine in the stage process:
         # two single-threaded MiniLM encoders on this project's 2 vCPUs took 89 s against 73 s for
-        # one (README "Scaling": the vCPUs share the matrix units), the vectors byte-identical
+        # one (the vCPUs share the matrix units:
+        # docs/scaling.md#what-the-executor-guarantees-and-checks), the vectors byte-identical
         hits: dict[str, int] = {}
         for domain, (info, dim, stats) in zip(domains, run_units(embed, domains, desc=f"embed_acp {enc.slug}",
                                                                   parallel=remote())):

@@ -1,10 +1,10 @@
 """Content-addressed text-embedding cache of the ``embed_text`` and ``embed_acp`` stages (SQLite).
 
 EmbedPlan notes that "embeddings are computed once and cached"
-(``../shared/papers/embedplan-latent-transitions.txt``, Appendix B.1.1 "Frozen Encoders"):
-:class:`EmbeddingCache` stores one float32 vector per (encoder id, text), key :func:`text_key`,
-in SQLite under :func:`text_cache_root` (``data/cache/text/<encoder slug>/`` or
-``$PLANARENA_TEXT_CACHE/<slug>``; not a DVC output), so the same text is never encoded twice.
+("Textual Planning with Explicit Latent Transitions", Appendix B.1.1 "Frozen Encoders";
+docs/papers/embedplan.md): :class:`EmbeddingCache` stores one float32 vector per (encoder id, text),
+key :func:`text_key`, in SQLite under :func:`text_cache_root` (``data/cache/text/<encoder slug>/``
+or ``$PLANARENA_TEXT_CACHE/<slug>``; not a DVC output), so the same text is never encoded twice.
 :class:`Encoder` is what the cache needs from an encoder
 (:class:`planarena.features.text.encoder.TextEncoder`, or a fake in tests).
 """

@@ -1,9 +1,9 @@
 """``embed_text`` stage: sentence embeddings of templated states, actions and goals, cached by text hash.
 
-EmbedPlan (``../shared/papers/embedplan-latent-transitions.txt``: Section 3 "Method", Appendix B.1.1
-"Frozen Encoders", Appendix C.2 "State Representation") encodes natural-language state and action
-descriptions with a *frozen* sentence encoder and notes that "embeddings are computed once and
-cached". This module is that step for the harness:
+EmbedPlan ("Textual Planning with Explicit Latent Transitions", docs/papers/embedplan.md: Section 3
+"Method", Appendix B.1.1 "Frozen Encoders", Appendix C.2 "State Representation") encodes
+natural-language state and action descriptions with a *frozen* sentence encoder and notes that
+"embeddings are computed once and cached". This module is that step for the harness:
 
 * :mod:`planarena.features.text.templates` renders each state (fluent atoms), action and goal of every
   trajectory as templated English;

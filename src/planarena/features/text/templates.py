@@ -1,10 +1,11 @@
 """Templated English for planning states, actions and goals (input text of the ``embed_text`` stage).
 
-EmbedPlan (``../shared/papers/embedplan-latent-transitions.txt``, Appendix C.2 "State
-Representation") renders each state as one English sentence per true atom, e.g. "Block A is on the
-table. Block B is on Block A. Block C is clear. The robotic arm is empty.", and encodes that text
-with a frozen sentence encoder. This module produces that text from the ground atoms of the
-trajectory contract (:mod:`planarena.core.trajectories`, atoms written ``(predicate obj1 obj2)``).
+EmbedPlan ("Textual Planning with Explicit Latent Transitions", Appendix C.2 "State
+Representation"; docs/papers/embedplan.md) renders each state as one English sentence per true atom,
+e.g. "Block A is on the table. Block B is on Block A. Block C is clear. The robotic arm is empty.",
+and encodes that text with a frozen sentence encoder. This module produces that text from the ground
+atoms of the trajectory contract (:mod:`planarena.core.trajectories`, atoms written ``(predicate
+obj1 obj2)``).
 
 Templates live in ``text_templates.yaml`` next to this file, one template set per domain
 (blocksworld, gripper, logistics, visitall, and the ACPBench domains depot, ferry, floortile,

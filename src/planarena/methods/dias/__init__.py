@@ -1,1 +1,3 @@
-"""DIAS: differentiable inference of lifted action schemas from state transitions (``../shared/papers/dias-action-schemas.txt``)."""
+"""DIAS: differentiable inference of lifted action schemas from state transitions (Reiter, Gebler,
+Geffner, "Differentiable Learning of Lifted Action Schemas for Classical Planning";
+docs/papers/dias.md)."""

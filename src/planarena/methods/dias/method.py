@@ -1,12 +1,13 @@
 """DIAS (Differentiable Induction of Action Schemas) as a registry method (``dias``, task
 ``learn_schema``).
 
-Source: ``../shared/papers/dias-action-schemas.txt`` (Reiter, Gebler, Geffner). One params block per
-setting of the paper: ``observation`` (``strips`` | ``strips_plus`` | ``names``: Table 1's three
-columns), ``noise`` (expected flipped atoms per transition: Table 2) and ``effects`` (``strips``, or
-``mlp``: the MLP-effects ablation of Section 5.4 / Table 3, which yields no PDDL domain: its learned
-preconditions and MLP predict the successors, :mod:`planarena.methods.dias.successors`, compared with
-the true domain's on the same test states; nothing is planned with it).
+Source: Reiter, Gebler, Geffner, "Differentiable Learning of Lifted Action Schemas for Classical
+Planning" (docs/papers/dias.md). One params block per setting of the paper: ``observation``
+(``strips`` | ``strips_plus`` | ``names``: Table 1's three columns), ``noise`` (expected flipped
+atoms per transition: Table 2) and ``effects`` (``strips``, or ``mlp``: the MLP-effects ablation of
+Section 5.4 / Table 3, which yields no PDDL domain: its learned preconditions and MLP predict the
+successors, :mod:`planarena.methods.dias.successors`, compared with the true domain's on the same
+test states; nothing is planned with it).
 
 Train stage: one model per (schema domain, seed) on ``data/schema/<domain>`` (walk transitions of the
 small instance; a noise block reads the longer walk with N_min = 200 per action name, Appendix A.4.2),

@@ -1,7 +1,7 @@
 """The DIAS model: argument selection, lifted preconditions and effects, successor prediction, losses
 and schema derivation.
 
-Source: ``../shared/papers/dias-action-schemas.txt`` (DIAS), Section 4 and Appendix A.2 / A.4.1:
+Source: Reiter, Gebler, Geffner (docs/papers/dias.md), Section 4 and Appendix A.2 / A.4.1:
 
 * :func:`sinkhorn_slack`: log-space rectangular Sinkhorn with one slack row (Algorithm 1, eq. 15-18);
 * :func:`build_graph` / :func:`edge_type_names`: the transition graph of Section 4.1 (state atoms,

@@ -1,6 +1,6 @@
 """Successor prediction of DIAS's MLP-effects ablation (no PDDL domain to plan with).
 
-Source: ``../shared/papers/dias-action-schemas.txt``, Section 5.4 and Appendix A.4.1, "Evaluation":
+Source: Reiter, Gebler, Geffner (docs/papers/dias.md), Section 5.4 and Appendix A.4.1, "Evaluation":
 "the learned static preconditions P_pre^a are used to identify all applicable grounded actions for a
 given test state. For each valid grounding, we construct a hard selection matrix from the
 object-to-slot bindings and query the MLP to predict the successor state." Here the learned

@@ -1,7 +1,7 @@
 """DIAS training: stratified action-balanced batches, AdamW, PCGrad of ``L_aux`` against ``L_main``,
 the precondition-exponent schedule, validation history, divergence handling.
 
-Source: ``../shared/papers/dias-action-schemas.txt``, Section 4.4 (losses, gradient projection),
+Source: Reiter, Gebler, Geffner (docs/papers/dias.md), Section 4.4 (losses, gradient projection),
 Appendix A.2.2 (hyperparameters, eq. 19-20, the ``tau`` schedule), A.4.2 (``tau`` floor and derivation
 threshold under noise). The ``tau`` schedule is a fraction of the run (``tau_fraction``) unless an
 absolute ``tau_steps`` is given (the paper profile's 500), so that a shortened run also ends in eq. 7's

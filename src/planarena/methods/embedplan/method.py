@@ -1,5 +1,6 @@
-"""EmbedPlan (``../shared/papers/embedplan-latent-transitions.txt``): transition models over frozen
-sentence embeddings, evaluated by pool Hit@k under the six protocols of its Appendix A.
+"""EmbedPlan ("Textual Planning with Explicit Latent Transitions"; docs/papers/embedplan.md):
+transition models over frozen sentence embeddings, evaluated by pool Hit@k under the six protocols
+of its Appendix A.
 
 One registered class, ``embedplan``; params blocks choose the transition network
 (``arch: mlp | hyper``), the identity floor (``arch: identity``: z' = z_s in the sentence encoder's

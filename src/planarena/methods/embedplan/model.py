@@ -1,7 +1,7 @@
 """EmbedPlan: transition models in a frozen sentence-embedding space (model, losses, training).
 
-Source: ``../shared/papers/embedplan-latent-transitions.txt`` ("Textual Planning with Explicit
-Latent Transitions"), Section 3 and Appendix B.
+Source: "Textual Planning with Explicit Latent Transitions" (docs/papers/embedplan.md), Section 3
+and Appendix B.
 
 * Frozen encoder embeddings ``e(s)``, ``e(a)`` (``d`` = encoder width, e.g. 384 for MiniLM) are the
   inputs; they are computed once by the ``embed_acp`` stage and never fine-tuned (B.1.1).

@@ -1,7 +1,7 @@
 """Input encodings of the R-GNN Q-functions: Aggregated-Actions (AA), External (Ext) and
 Aggregated-Delta (AD), on top of pymimir-rgnn's relational GNN.
 
-Source: ``../shared/papers/aiw-ad-rgnn-policies.txt``, Section 4 (R-GNN: smooth-max aggregation,
+Source: Aichmüller et al. (docs/papers/rgnn-policies.md), Section 4 (R-GNN: smooth-max aggregation,
 MLP messages) and Section 5 (encodings). The R-GNN, its state/goal encoders (R^s with the
 ``P_G,T`` / ``P_G,F`` goal relations), the ground-action encoder of AA and the transition-delta
 encoder come from pymimir-rgnn; this module adds the paper's pieces:

@@ -1,7 +1,7 @@
 """Lookaheads of the width-based policies: primitive successors, IW(1), Abstracted IW(1) and its
 variants, each returning the tree of candidate "jumps" from a state.
 
-Source: ``../shared/papers/aiw-ad-rgnn-policies.txt``, Section 3 ("Iterated Width", "Abstracted
+Source: Aichmüller et al. (docs/papers/rgnn-policies.md), Section 3 ("Iterated Width", "Abstracted
 IW(k)") and Appendix B (BAIW, C-AIW).
 
 * ``flat``: the distinct primitive successors of the state (one jump per successor state).

@@ -1,7 +1,7 @@
 """Measurements of the width-based policies' lookaheads, for measurement claims
 (:mod:`planarena.claims.measure`) and ``benchmarks/bench_lookahead.py``.
 
-Source: ``../shared/papers/aiw-ad-rgnn-policies.txt``, Section 3 ("Abstracted IW(k)"): IW(1) is
+Source: Aichmüller et al. (docs/papers/rgnn-policies.md), Section 3 ("Abstracted IW(k)"): IW(1) is
 linear in the number of ground atoms, which grows polynomially with the objects; AIW(1)'s novelty
 table is bounded by O(t^(m-1) |O|), linear in the objects, "Consequently, Abstracted IW(1) evaluates
 significantly faster". A lookahead from a problem's initial state is the unit measured: nodes

@@ -1,7 +1,8 @@
 """Width-based R-GNN general policies as registry methods (method ``rgnn_policy``).
 
-Source: ``../shared/papers/aiw-ad-rgnn-policies.txt`` (Aichmüller, Ståhlberg, Funkquist, Geffner).
-One params block per row of Table 1 / Table 3: ``lookahead`` (``flat`` | ``iw`` | ``aiw`` | ``baiw`` |
+Source: Aichmüller, Ståhlberg, Funkquist, Geffner, "Efficient Lookahead Encoding and Abstracted
+Width for Learning General Policies in Classical Planning" (docs/papers/rgnn-policies.md). One
+params block per row of Table 1 / Table 3: ``lookahead`` (``flat`` | ``iw`` | ``aiw`` | ``baiw`` |
 ``caiw``, :mod:`~planarena.methods.rgnn_policies.lookahead`) x ``encoding`` (``aa`` | ``ext`` |
 ``ad``, :mod:`~planarena.methods.rgnn_policies.encodings`): ``flat_aa``, ``iw_ext``, ``aiw_ext``,
 ``iw_ad``, ``aiw_ad`` and the ablations ``baiw_ad``, ``caiw_ad``, ``flat_ad``.

@@ -1,7 +1,7 @@
 """The Q-function over lookahead candidates as a pymimir-rl model, and the greedy policy that plans
 with it.
 
-Source: ``../shared/papers/aiw-ad-rgnn-policies.txt``, Section 6 (Q(s, s') over jumps, reward -1
+Source: Aichmüller et al. (docs/papers/rgnn-policies.md), Section 6 (Q(s, s') over jumps, reward -1
 per jump) and Section 7 "Testing": at each step the policy moves to argmax_{s'} Q(s, s') among the
 lookahead's candidates, excluding states visited earlier in the episode, until the goal holds, no
 candidate is left (a dead end), or a resource limit (``max_choices`` choices, the time limit) is

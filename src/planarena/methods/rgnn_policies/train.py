@@ -1,6 +1,6 @@
 """DQN training of the width-based R-GNN policies with lifted hindsight relabelling (pymimir-rl).
 
-Source: ``../shared/papers/aiw-ad-rgnn-policies.txt``, Section 6 and Section 7 "Training": deep
+Source: Aichmüller et al. (docs/papers/rgnn-policies.md), Section 6 and Section 7 "Training": deep
 Q-learning (Mnih et al. 2015) with the lifted hindsight relabelling of Ståhlberg and Geffner (2026)
 (pymimir-rl's ``LiftedHindsightTrajectoryRefiner``), reward -1 per jump, discount 0.999, a
 Boltzmann exploration policy whose temperature decays linearly 1.0 -> 0.1 over 1,000 episodes, a
@@ -15,10 +15,10 @@ pymimir-rl supplies the off-policy loop (``OffPolicyAlgorithm``: sample, relabel
 optimise), the DQN loss (``DQNOptimization``: Huber loss on r + gamma * mellowmax Q_target), the
 prioritised replay buffers, the Boltzmann rollout sampler and the reward function; the jumps of a
 lookahead enter it as "actions" (:class:`~planarena.methods.rgnn_policies.lookahead.Jump`).
-Paper-silent choices (stated in the README): the target network is synchronised after every
-episode, mellowmax's factor is ``mellowmax`` (large: close to max), half of each batch comes from
-unrelabelled solved/dead-end trajectories when there are any (pymimir-rl's default), and the
-relabelling emits at most ``her_max`` trajectories per episode.
+Paper-silent choices (stated in docs/papers/rgnn-policies.md#what-is-reproduced): the target network
+is synchronised after every episode, mellowmax's factor is ``mellowmax`` (large: close to max), half
+of each batch comes from unrelabelled solved/dead-end trajectories when there are any (pymimir-rl's
+default), and the relabelling emits at most ``her_max`` trajectories per episode.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The identity predictor: "the successor is the current state" (issue 12, "Honest numbers").
+"""The identity predictor: "the successor is the current state"
+(docs/concepts.md#floors-and-ceilings).
 
 A :class:`~planarena.methods.state_centric.models.TransitionModel` with nothing to learn: its target
 is ``v_t = phi(s_t)`` in both modes (in delta mode ``Delta_hat = 0``). Ranked by the decoder's

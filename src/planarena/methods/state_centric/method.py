@@ -1,7 +1,7 @@
-"""State-centric transition models (Gupta, Pallagani, Aydin, Srivastava, ICAPS 2026; ``../shared/
-papers/state-centric-transition-models.txt``): WL or FSF state encodings, an LSTM or XGBoost model
-of transitions in embedding space (state or delta mode), neuro-symbolic beam decoding
-(Algorithm 1) and teacher-forced successor ranking (Hit@k).
+"""State-centric transition models (Gupta, Pallagani, Aydin, Srivastava, "On Sample-Efficient
+Generalized Planning via Learned Transition Models", ICAPS 2026; docs/papers/state-centric.md): WL
+or FSF state encodings, an LSTM or XGBoost model of transitions in embedding space (state or delta
+mode), neuro-symbolic beam decoding (Algorithm 1) and teacher-forced successor ranking (Hit@k).
 
 One registered class, ``state_centric``; the eight configurations of the paper's Table 1 are eight
 params blocks (``wl_lstm_state`` ... ``fsf_xgb_delta``) with ``method: state_centric`` and
@@ -187,8 +187,9 @@ def _budget(config: dict, params: dict) -> Budget:
 def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
     """Table 1's axes, declared from the paper's main variant: the delta row against the state row
     with the same other settings, the WL row against the FSF row; and the WL histogram ablation
-    (issue 12: raw counts against L1-normalised; the ablation block's ``pool_protocols`` only
-    drops its pool models), declared from the counts row."""
+    (raw counts against L1-normalised,
+    docs/papers/state-centric.md#wl-histogram-counts-or-l1-normalised; the ablation block's
+    ``pool_protocols`` only drops its pool models), declared from the counts row."""
     from planarena.methods.ablations import counterparts, plain
 
     def view(c: dict) -> dict:
@@ -252,14 +253,15 @@ class StateCentric(Method):
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
         """Info row: raw or normalised WL histograms (``transition_models.<lstm|xgb>.normalise``;
-        the state-centric issue asks the report to say which ran); the candidate-pool note; the
-        decoder's horizon (Algorithm 1: plans of at most ``decode.horizon`` steps)."""
+        the report says which ran); the candidate-pool note; the decoder's horizon (Algorithm 1:
+        plans of at most ``decode.horizon`` steps)."""
         how = {k: (get(params, f"transition_models.{k}", {}) or {}).get("normalise") or "none" for k in ("lstm", "xgb")}
         names = {"none": "raw colour counts", "l1": "L1-normalised"}
         text = (names.get(how["lstm"], how["lstm"]) if len(set(how.values())) == 1
                 else "; ".join(f"{k}: {names.get(v, v)}" for k, v in how.items()))
         wl = (f"{text} (`transition_models.<lstm|xgb>.normalise`; counts, E.3, is the default, chosen on validation "
-              "splits over Stage 4's normalised histograms: see README)")
+              "splits over Stage 4's normalised histograms: see docs/papers/state-centric.md"
+              "#wl-histogram-counts-or-l1-normalised)")
         own = (config.get("model_params") or {}).get("normalise")
         info = [("WL histogram (state-centric models)", wl)]
         if own and config.get("encoding", "wl") == "wl":
@@ -425,7 +427,7 @@ class StateCentric(Method):
     def pool_model_params(self) -> dict:
         """Hyperparameters of the pool-protocol models: :meth:`model_params` updated by
         ``transition_models.pool.<lstm|xgb>`` (the default profile trains these shorter: they are
-        many small models, see README "Cost")."""
+        many small models, see docs/cost.md)."""
         pool = dict(get(self.params, f"transition_models.pool.{self.model_kind}", None) or {})
         return {**self.model_params(), **pool}
 

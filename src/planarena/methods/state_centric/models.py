@@ -6,10 +6,11 @@ module holds what they share: :class:`TransitionModel` (interface, hyperparamete
 persistence, input checks), :class:`DivergedError`, :func:`normalise_rows` and
 :func:`make_transition_model` (a model by kind name).
 
-Paper: ``shared/papers/state-centric-transition-models.txt``, section "State-Centric Transition-Model
-Learning", Appendix G.2 (dataset construction, architectures, losses), Table 6 (hyperparameters),
-Appendix C.2 (model sizes). The models know nothing about PDDL or how embeddings are made: every
-input is a float array of embeddings ``phi`` with a fixed dimension ``D``.
+Paper: Gupta et al., "On Sample-Efficient Generalized Planning via Learned Transition Models"
+(docs/papers/state-centric.md), section "State-Centric Transition-Model Learning", Appendix G.2
+(dataset construction, architectures, losses), Table 6 (hyperparameters), Appendix C.2 (model
+sizes). The models know nothing about PDDL or how embeddings are made: every input is a float array
+of embeddings ``phi`` with a fixed dimension ``D``.
 
 Data
 ----

@@ -1,10 +1,10 @@
 """State-centric transition models on EmbedPlan's candidate-pool Hit@k protocols.
 
-The cross-method Hit@k leaderboard (EmbedPlan issue) asks every ``rank_successors`` method to be
-scored on the same pool-128 protocol as EmbedPlan (``../shared/papers/embedplan-latent-
-transitions.txt``, Appendix A and B.3), including the WL/FSF models of the state-centric paper
-(``../shared/papers/state-centric-transition-models.txt``, Section 4 and Appendix G). This module
-adapts them to that protocol; it adds no new model:
+The cross-method Hit@k leaderboard scores every ``rank_successors`` method on the same pool-128
+protocol as EmbedPlan ("Textual Planning with Explicit Latent Transitions", Appendix A and B.3;
+docs/papers/embedplan.md), including the WL/FSF models of the state-centric paper (Gupta et al.,
+Section 4 and Appendix G; docs/papers/state-centric.md). This module adapts them to that protocol;
+it adds no new model:
 
 * **Data.** The same ACPBench-domain transitions, partitions and seeds as EmbedPlan
   (:func:`planarena.protocols.pool.protocol_tasks`), so both families are trained and tested on the same
@@ -25,10 +25,10 @@ adapts them to that protocol; it adds no new model:
   seeds give equal pools. A candidate ``c`` scores ``-distance(phi(c), v)`` with ``v`` the model's
   target (Euclidean in delta mode, cosine in state mode: the decoder's metric, Algorithm 1).
   Every candidate is encoded with the *query's* goal: a WL state embeds ``G_{s,g}`` (goal atoms
-  colour the graph), so a distractor drawn from another problem (Interpolation's domain-wide
-  pool) would otherwise carry its own goal and could be rejected by the goal alone (issue 12).
-  Such candidates are re-embedded with the query problem's goal (:meth:`DomainPhi.candidates`);
-  FSF state vectors hold no goal and need nothing.
+  colour the graph), so a distractor drawn from another problem (Interpolation's domain-wide pool)
+  would otherwise carry its own goal and could be rejected by the goal alone
+  (docs/concepts.md#held-out-means-unseen). Such candidates are re-embedded with the query problem's
+  goal (:meth:`DomainPhi.candidates`); FSF state vectors hold no goal and need nothing.
 * **Protocols.** The in-domain protocols (interpolation, plan-variant, extrapolation). WL and FSF
   features are per domain (WL colours and FSF slots mean different things in different domains),
   so multi-domain, cross-domain and leave-one-out have no common feature space; they are reported

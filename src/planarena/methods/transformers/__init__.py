@@ -1,6 +1,7 @@
-"""The symmetry-aware transformers family (``../shared/papers/symmetry-aware-transformers.txt``):
-PlanGPT (the decoder-only baseline), the SATr encoder (heuristic model, greedy guidance) and
-encoder-decoder (plan generation), each with and without the contrastive loss.
+"""The symmetry-aware transformers family (Fritzsche, Gestrin, Seipp, "Symmetry-Aware Transformer
+Training for Automated Planning"; docs/papers/symmetry-aware-transformers.md): PlanGPT (the
+decoder-only baseline), the SATr encoder (heuristic model, greedy guidance) and encoder-decoder
+(plan generation), each with and without the contrastive loss.
 
 Modules: :mod:`.tokens` (atom-level tokens, object renamings, the decoder's action vocabulary),
 :mod:`.plangpt` (PlanGPT's token sequences, type-based renaming), :mod:`.model` (the SATr encoder

@@ -1,9 +1,9 @@
 """Training batches of the symmetry-aware transformers: renamed sample pairs, tokenised.
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt``, Section 4 (contrastive training:
-every sample is duplicated and renamed once; Rename-One keeps the first copy under fixed names and
-randomises the second, used for the heuristic model; Rename-Both randomises both, used for plan
-generation) and Appendix E (samples drawn uniformly over goal distances,
+Source: Fritzsche, Gestrin, Seipp (docs/papers/symmetry-aware-transformers.md), Section 4
+(contrastive training: every sample is duplicated and renamed once; Rename-One keeps the first copy
+under fixed names and randomises the second, used for the heuristic model; Rename-Both randomises
+both, used for plan generation) and Appendix E (samples drawn uniformly over goal distances,
 :mod:`planarena.methods.transformers.data`).
 
 * :class:`PairBatches`: heuristic samples (state, h*) for the SATr encoder.

@@ -1,13 +1,13 @@
 """Training samples of the symmetry-aware transformers: fully expanded training state spaces,
 sampled uniformly over goal distances.
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt``, Appendix C ("we fully expand each
-training instance and sample from the complete state space") and Appendix E: to draw a sample,
-pick a training problem uniformly, then a goal distance uniformly among those that occur in it,
-then a state uniformly among the states at that distance; the heuristic target is h* (the goal
-distance) and the plan generators' target is one optimal plan from that state, drawn uniformly
-among all of them (:func:`sample_plans`). Dead-end states (no goal reachable) have no finite h* and
-are never drawn.
+Source: Fritzsche, Gestrin, Seipp (docs/papers/symmetry-aware-transformers.md), Appendix C ("we
+fully expand each training instance and sample from the complete state space") and Appendix E: to
+draw a sample, pick a training problem uniformly, then a goal distance uniformly among those that
+occur in it, then a state uniformly among the states at that distance; the heuristic target is h*
+(the goal distance) and the plan generators' target is one optimal plan from that state, drawn
+uniformly among all of them (:func:`sample_plans`). Dead-end states (no goal reachable) have no
+finite h* and are never drawn.
 
 A training problem whose state space is too large to expand (``max_states``; None, the paper
 profile's value, is no cap) can still give

@@ -1,7 +1,8 @@
 """Plan generation by token decoding: Algorithms 1-3 of the symmetry-aware-transformers paper, in
 lockstep over the problems of a split.
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt``, Section 5 and Appendix D:
+Source: Fritzsche, Gestrin, Seipp (docs/papers/symmetry-aware-transformers.md), Section 5 and
+Appendix D:
 
 * ``greedy`` (Algorithm 1): the argmax token until ``<EOS>``; no simulator guides it. The harness
   simulates alongside only to stop early where the outcome is already fixed: the first malformed

@@ -1,7 +1,7 @@
 """The plan generators of the symmetry-aware-transformers paper: the SATr encoder-decoder and the
 PlanGPT decoder-only baseline, each with an incremental (KV-cached) decoding interface.
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt``.
+Source: Fritzsche, Gestrin, Seipp (docs/papers/symmetry-aware-transformers.md).
 
 * :class:`SATrEncDec` (Section 4 "Addressing Positional Encodings in the Decoder", Figure A.1,
   Appendix E): the SATr encoder (:class:`planarena.methods.transformers.model.SATrEncoder`'s atom
@@ -14,7 +14,7 @@ Source: ``../shared/papers/symmetry-aware-transformers.txt``.
 
 Both return, for the contrastive loss (Section 4, L_att and L_hid), every hidden state after every
 layer and every attention score tensor; at inference both expose ``prefill`` / ``step`` over a
-:class:`KVCache` so that a token costs one position's work (the issue's "batch decoding").
+:class:`KVCache` so that a token costs one position's work (batch decoding).
 
 Choices where the paper is silent (``PAPER_NOTES.md`` Section 7): the decoder has its own token
 embedding table (action names, object tokens, ``<BOS>``/``<EOS>``) rather than sharing the

@@ -1,7 +1,8 @@
 """The symmetry-aware transformers and PlanGPT as registry methods (method ``satr``).
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt`` (Fritzsche, Gestrin, Seipp). One params
-block per leaderboard column of Table 1 / Table E.4:
+Source: Fritzsche, Gestrin, Seipp, "Symmetry-Aware Transformer Training for Automated Planning"
+(docs/papers/symmetry-aware-transformers.md). One params block per leaderboard column of Table 1 /
+Table E.4:
 
 * ``arch: encoder`` (``satr_encoder_cl`` / ``_nocl``): the heuristic model (Section 4, Figure 1),
   trained on h* (Rename-One), planning by greedy heuristic guidance (Algorithm 4,

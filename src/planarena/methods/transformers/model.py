@@ -1,9 +1,9 @@
 """The SATr heuristic model and the symmetry-aware contrastive loss.
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt``, Section 4 (atom embeddings,
-shared weights, the contrastive objective L = w1 L_pred + w2 L_att + w3 L_hid), Figure 1 (readout
-of the summed first-k hidden dimensions) and Appendix E (no layer normalisation, k = 32, MSE for
-the heuristic, weights 1/1/1).
+Source: Fritzsche, Gestrin, Seipp (docs/papers/symmetry-aware-transformers.md), Section 4 (atom
+embeddings, shared weights, the contrastive objective L = w1 L_pred + w2 L_att + w3 L_hid), Figure 1
+(readout of the summed first-k hidden dimensions) and Appendix E (no layer normalisation, k = 32,
+MSE for the heuristic, weights 1/1/1).
 
 * :class:`AtomEmbedding`: ``T = W (E[p] | E[o_1] | ... | E[pad]) + b`` per atom row.
 * :class:`SharedEncoderLayer`: multi-head self-attention and an MLP with residual connections, no

@@ -1,13 +1,13 @@
 """PlanGPT's token sequences (the decoder-only baseline of the symmetry-aware-transformers paper).
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt``, Section 2 "PlanGPT" and Section 3
-(Limitations 1-4): the input is ``<start>``, the initial-state atoms, ``<goal>``, the goal atoms,
-``<action>``; the output is the plan's actions, then ``<EOS>``. Every atom and action becomes its
-name token followed by one token per argument. State and goal atoms are **sorted** (PlanGPT
-pre-sorts them, Limitation 3), and objects are **renamed by type** to random names from a fixed
-vocabulary (``truck5`` becomes ``truck2``, Limitation 1). The model reads positions through learned
-absolute embeddings (Limitation 4), so unlike the SATr encoder its input, and therefore its output,
-changes with the renaming and with the positions atoms end up in.
+Source: Fritzsche, Gestrin, Seipp (docs/papers/symmetry-aware-transformers.md), Section 2 "PlanGPT"
+and Section 3 (Limitations 1-4): the input is ``<start>``, the initial-state atoms, ``<goal>``, the
+goal atoms, ``<action>``; the output is the plan's actions, then ``<EOS>``. Every atom and action
+becomes its name token followed by one token per argument. State and goal atoms are **sorted**
+(PlanGPT pre-sorts them, Limitation 3), and objects are **renamed by type** to random names from a
+fixed vocabulary (``truck5`` becomes ``truck2``, Limitation 1). The model reads positions through
+learned absolute embeddings (Limitation 4), so unlike the SATr encoder its input, and therefore its
+output, changes with the renaming and with the positions atoms end up in.
 
 Where the paper is silent (``PAPER_NOTES.md`` section 1.1): an object's type is the sorted set of
 its unary static predicates (the SATr domains are untyped: ``ball``, ``room``, ``airport+location``,

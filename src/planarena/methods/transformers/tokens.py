@@ -1,7 +1,7 @@
 """Atom-level tokens of the symmetry-aware transformers (SATr) and their object renamings.
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt`` (Fritzsche, Gestrin, Seipp),
-Section 4 "Addressing Atom Order Symmetries with Encoders" and "Contrastive Training".
+Source: Fritzsche, Gestrin, Seipp (docs/papers/symmetry-aware-transformers.md), Section 4
+"Addressing Atom Order Symmetries with Encoders" and "Contrastive Training".
 
 * Every atom ``p(o_1, ..., o_n)`` of a state, its static atoms and its goal is ONE input token: the
   row ``[id(p), id(o_1), ..., id(o_n), pad, ...]`` of width ``1 + m`` (``m`` the domain's largest

@@ -1,12 +1,12 @@
 """Training of the SATr heuristic model: renamed sample pairs, the contrastive objective, the
 learning-rate schedule, divergence detection and checkpoint selection.
 
-Source: ``../shared/papers/symmetry-aware-transformers.txt``, Section 4 (renaming modes: Rename-One
-for the heuristic model; L = w1 L_pred + w2 L_att + w3 L_hid, all weights 1), Appendix E (AdamW,
-weight decay 0.1, betas 0.9/0.999, linear warm-up then cosine decay to a minimum learning rate;
-every sample duplicated and renamed once, so the effective batch is twice the batch size; a run
-has *diverged* when its training loss becomes NaN or spikes and stays on a high plateau, Figure
-E.1; the checkpoint kept is the best on the validation split by coverage first, Section E2).
+Source: Fritzsche, Gestrin, Seipp (docs/papers/symmetry-aware-transformers.md), Section 4 (renaming
+modes: Rename-One for the heuristic model; L = w1 L_pred + w2 L_att + w3 L_hid, all weights 1),
+Appendix E (AdamW, weight decay 0.1, betas 0.9/0.999, linear warm-up then cosine decay to a minimum
+learning rate; every sample duplicated and renamed once, so the effective batch is twice the batch
+size; a run has *diverged* when its training loss becomes NaN or spikes and stays on a high plateau,
+Figure E.1; the checkpoint kept is the best on the validation split by coverage first, Section E2).
 
 Without the contrastive loss (``*_nocl``) the same pairs are drawn and the same prediction loss is
 minimised (w2 = w3 = 0), so the two variants differ only in the objective, as in the paper's

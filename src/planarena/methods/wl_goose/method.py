@@ -2,9 +2,10 @@
 
 Source: Chen, Trevizan, Thiébaux, "Return to Tradition: Learning Reliable Heuristics with Classical
 Machine Learning" (ICAPS 2024), the learned-heuristic baseline "GOOSE*" of Table 1 of
-``../shared/papers/aiw-ad-rgnn-policies.txt`` (its "Baselines" paragraph: "it colors a graph
+Aichmüller et al. (docs/papers/rgnn-policies.md; its "Baselines" paragraph: "it colors a graph
 (specifically, the ILG) and uses the resulting color counts to define its heuristic ... used with
-GBFS"). The GOOSE paper itself is not in ``../shared/papers``; what it does is summarised here.
+GBFS"). The GOOSE paper itself is not one of the papers this harness follows; what it does is
+summarised here.
 
 What it computes
 ----------------
@@ -195,7 +196,8 @@ class WLGoose(Method):
                  "of every state on the train split's reference plans; eager GBFS in pymimir, no preferred "
                  "operators (Chen, Trevizan, Thiébaux, ICAPS 2024)"),)
         # a closed-form ridge fit, no optimisation steps; its sample count (the train split's plan
-        # states) depends on the data, and no paper in ../shared/papers states a budget for it
+        # states) depends on the data, and none of the papers this harness follows states a budget
+        # for it
         budget = Budget(unit="closed-form ridge regression over the train split's reference-plan states (no "
                              "optimisation steps)",
                         note="one fit per domain; WL-GOOSE's own paper is not one of the five")

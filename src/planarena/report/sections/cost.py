@@ -1,5 +1,5 @@
 """Section "Cost": per method, domain and task, time per problem (geometric mean over the commonly
-solved instances, DESIGN.md "Metrics"), wall time, attempts, and the cost facts methods report in
+solved instances), wall time, attempts, and the cost facts methods report in
 ``extra`` (model size, training and decoding time), each a declared metric of
 :mod:`planarena.report.metrics`."""
 

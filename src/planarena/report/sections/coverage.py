@@ -1,5 +1,5 @@
 """Section "Coverage": domain x split x method, mean ± std over seeds, best in bold, instance
-counts, a Sum row (DESIGN.md "Leaderboards"), all from :data:`planarena.report.metrics.COVERAGE`.
+counts, a Sum row (docs/concepts.md), all from :data:`planarena.report.metrics.COVERAGE`.
 
 Coverage of a (domain, split, method) cell is the mean over seeds of the per-seed fraction of the
 split's instances solved (``outcome == "solved"`` and accepted by the independent validator,
@@ -46,7 +46,8 @@ def coverage_table(
     domains: Sequence[str] = (),
     splits: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Coverage per (domain, split, method) for methods with ``plan`` records (DESIGN.md "Metrics").
+    """Coverage per (domain, split, method) for methods with ``plan`` records
+    (docs/concepts.md#coverage-and-plan-quality).
 
     One row per combination of (domain, split) in :func:`instance_index` and method, with columns
     :data:`COVERAGE_COLUMNS`: ``n`` instances; ``seeds`` the seeds the method ran there;

@@ -142,7 +142,7 @@ def task_metric_table(
 
 #: rows of the successor-set table: one cell per protocol, domain, split and kind of reference
 #: plan (``astar_lmcut``: optimal; ``lama_first``: not), so Hit@k along optimal plans is never mixed
-#: with Hit@k along LAMA plans (issue 12)
+#: with Hit@k along LAMA plans (docs/concepts.md#floors-and-ceilings)
 GROUPS = ("protocol", "domain", "split", "reference_plan")
 
 #: the row that gives each cell's floor (a uniform random ranker of the successors)

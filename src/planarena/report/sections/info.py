@@ -1,4 +1,4 @@
-"""Section "Info": provenance (DESIGN.md "Leaderboards": git revision, params hash, package
+"""Section "Info": provenance (docs/concepts.md#the-pages: git revision, params hash, package
 versions, profile, hardware), the settings methods declare for the report
 (:attr:`planarena.methods.base.ReportTraits.info`), and one row per method with results."""
 

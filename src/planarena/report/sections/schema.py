@@ -1,4 +1,4 @@
-"""Section "Schema learning": ``learn_schema`` records (DESIGN.md "Leaderboards": precision,
+"""Section "Schema learning": ``learn_schema`` records (docs/concepts.md#tasks: precision,
 recall, N_s/N_c/N_sc), each value a declared metric of :mod:`planarena.report.metrics`.
 
 One ``learn_schema`` record is one run (method, domain, seed): the learned domain's ``precision``
