@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The executor's figures in the README ("Scaling"):
+"""The executor's figures in docs/scaling.md#measured:
 
 1. **dispatch overhead** of :func:`planarena.runner.executor.run_units` on a local Dask cluster of
    2 workers: the start and close of the cluster (once per stage), and the seconds per unit of

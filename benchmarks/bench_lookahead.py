@@ -1,6 +1,8 @@
 #!/usr/bin/env python
-"""Scaling of the width-based policies' lookaheads and encodings (issue 14), on real IPC 2023
-Learning Track instances (``../shared/benchmarks/ipc2023-learning``; never copied).
+"""Scaling of the width-based policies' lookaheads and encodings
+(docs/cost.md#lookaheads-and-encodings-of-the-width-based-policies), on real instances of the IPC
+2023 Learning Track benchmarks (a folder outside the repository, passed by path with ``--suite``:
+docs/params.md#third-party-folders; never copied).
 
 Part 1, IW(1) vs AIW(1): from the initial state of problems of growing size (training/easy, then
 testing/easy, medium, hard), one lookahead each: objects, fluent atoms true initially, nodes
@@ -123,7 +125,8 @@ def main() -> int:
         print(json.dumps(forward_child(d, p, enc, int(k), int(layers), int(reps))))
         return 0
     if not args.suite.is_dir():
-        print(f"bench_lookahead: {args.suite} not found (the IPC 2023 suite of ../shared/benchmarks)", file=sys.stderr)
+        print(f"bench_lookahead: {args.suite} not found (the IPC 2023 Learning Track benchmarks, "
+              "passed by path with --suite: docs/params.md#third-party-folders)", file=sys.stderr)
         return 2
     lookaheads, forwards = [], []
     for domain in args.domains:
@@ -157,7 +160,8 @@ def main() -> int:
 
 
 def markdown(result: dict) -> str:
-    """The two tables of the README (IW vs AIW per problem; AD vs Ext per tree)."""
+    """The two tables of docs/cost.md#lookaheads-and-encodings-of-the-width-based-policies (IW vs
+    AIW per problem; AD vs Ext per tree)."""
     out = ["| domain | problem | objects | atoms in s0 | IW(1) expanded | IW(1) novelty | IW(1) s | AIW(1) expanded | "
            "AIW(1) novelty | AIW(1) s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     rows = result["lookahead"]

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""The four cost figures of the README ("Cost"), measured on a fresh clone of this repository:
+"""The four cost figures of docs/cost.md#cost-of-a-run, measured on a fresh clone of this
+repository:
 
 1. fresh ``make repro``: setup time, then ``dvc repro`` on the default profile with empty ``data/``
    and cold caches, and each stage's share (from DVC's "Running stage" lines);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
-"""Decoding speed of the symmetry-aware transformers (issue 13): tokens per second and decisions per
-second of every plan generator and strategy (Algorithms 1-3) and of the encoder's heuristic
-guidance (Algorithm 4), lockstep (every problem of a split in one batched forward pass per token)
-against one problem at a time.
+"""Decoding speed of the symmetry-aware transformers: tokens per second and decisions per second of
+every plan generator and strategy (Algorithms 1-3) and of the encoder's heuristic guidance
+(Algorithm 4), lockstep (every problem of a split in one batched forward pass per token) against one
+problem at a time.
 
 Reads the trained models of a planarena workspace (``dvc repro`` done, e.g. the default profile);
 models are loaded and problems parsed before timing. Per (method, domain, split, mode) it prints:

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# EmbedPlan with the paper's own encoder (issue 17): all-mpnet-base-v2 (768-d) on the nine
-# ACPBench domains, the Interpolation and Extrapolation protocols of Table 1 (and Table 20's MLP vs
-# HyperNetwork Extrapolation rows), 3 seeds, beside the identity-predictor floor (z' = z_s in MPNet
-# space) and the untrained network. The report (reports/<workdir>/detail/published.md has the
+# EmbedPlan with the paper's own encoder: all-mpnet-base-v2 (768-d) on the nine ACPBench domains,
+# the Interpolation and Extrapolation protocols of Table 1 (and Table 20's MLP vs HyperNetwork
+# Extrapolation rows), 3 seeds, beside the identity-predictor floor (z' = z_s in MPNet space) and
+# the untrained network. The report (reports/<workdir>/detail/published.md has the
 # measured-vs-published side by side) is copied to reports/embedplan-mpnet/ by `--publish`.
 #
-# Budget (issue 17: about two hours on 2 cores). Measured at the defaults below on this project's
-# 2-core machine (README "The paper's own encoder"): 6,256 s in all; MPNet encoding 2,268 s
-# (13,169 unique texts, 5.8/s), MLP training 1,300 s, HyperNetwork training 2,606 s (51 models
-# each on 2 workers), evaluation under a minute, with the test suite sharing the cores for part
-# of it. What is cut against
-# the paper (Appendix A-C, Table 6, Table 7), each a knob of this script:
+# Budget: about two hours on 2 cores. Measured at the defaults below on this project's 2-core
+# machine (docs/papers/embedplan.md#the-papers-own-encoder-mpnet-beside-its-published-rows):
+# 6,256 s in all; MPNet encoding 2,268 s (13,169 unique texts, 5.8/s), MLP training 1,300 s,
+# HyperNetwork training 2,606 s (51 models each on 2 workers), evaluation under a minute, with the
+# test suite sharing the cores for part of it. What is cut against the paper (Appendix A-C, Table 6,
+# Table 7), each a knob of this script:
 #   - problems: PROBLEMS per domain (default 4) of small generator configs (two object sets per
 #     domain, Extrapolation holds one out; goldminer has one, see below), at most 1,600 states each,
 #     about 22,500 states in all (Table 7: up to 20,000 states per problem, 3M transitions in all);

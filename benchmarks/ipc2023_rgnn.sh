@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Width-based R-GNN policies (issue 14) on the IPC 2023 Learning Track, easy test split of
-# Blocksworld, Miconic and Spanner: `aiw_ad` and `flat_aa` beside the paper's Table 1 easy rows
+# Width-based R-GNN policies on the IPC 2023 Learning Track, easy test split of Blocksworld,
+# Miconic and Spanner: `aiw_ad` and `flat_aa` beside the paper's Table 1 easy rows
 # (reports/<workdir>/detail/published.md), with the random-walk floors and LAMA (first solution).
 #
-# Budget: about one hour of CPU on 2 cores (issue 14). The paper trains 5 seeds x up to 1,000 DQN
-# episodes of 32 steps x batch 32 with a 30-layer R-GNN for up to 12 GPU-hours per seed; one such
-# episode on Blocksworld costs ~80 s on one CPU core here (benchmarks/README), so this run scales
+# Budget: about one hour of CPU on 2 cores. The paper trains 5 seeds x up to 1,000 DQN episodes of
+# 32 steps x batch 32 with a 30-layer R-GNN for up to 12 GPU-hours per seed; one such episode on
+# Blocksworld costs ~80 s on one CPU core here (benchmarks/bench_rgnn_episode.py measures it;
+# docs/papers/rgnn-policies.md#cpu-vs-gpu has its figures on a GPU machine), so this run scales
 # down: 1 seed, a 6-layer R-GNN (embedding 32), 16 steps x batch 16 per episode, every model
 # trained for the same EPISODES episodes (default 60; no wall-time cap, so the training does not
 # depend on the machine's speed or load), validation every 10 episodes, schedules compressed to

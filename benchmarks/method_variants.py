@@ -1,7 +1,7 @@
 """Compare variants of one method's ``model_params`` on a prepared workspace: coverage per domain and
 split, training time and model size, each variant trained and evaluated in a scratch workspace.
 
-Used for the state-centric issue's two design measurements:
+Used for two design measurements of the state-centric family (docs/papers/state-centric.md):
 
 * XGBoost's multi-output strategy (one tree per output vs ``multi_output_tree``)::
 
@@ -13,8 +13,8 @@ Used for the state-centric issue's two design measurements:
     python benchmarks/method_variants.py --source /tmp/satr-paper --workdir /tmp/pa-wl-norm wl_xgb_delta \\
         'l1={"normalise": "l1"}' --reuse-base
 
-* The same choice decided on a validation split only (issue 12: design choices are made on
-  validation, never on test splits)::
+* The same choice decided on a validation split only (design choices are made on validation,
+  never on test splits)::
 
     python benchmarks/method_variants.py --source /tmp/satr-paper --workdir /tmp/pa-wl-norm-val \
         --splits validation wl_xgb_delta 'l1={"normalise": "l1"}'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A multi-node run simulated on one machine (README "Scaling"): a `dask scheduler` and two
+# A multi-node run simulated on one machine (docs/scaling.md#measured): a `dask scheduler` and two
 # `dask worker` processes started from the shell, and the smoke profile's `dvc exp run` sending
 # every plan/train/evaluate unit to them through `executor.address`. Then the same profile again
 # with the default local executor (`dvc repro -f`), and the two `reports/metrics.json` compared.
@@ -18,7 +18,7 @@ git clone -q "$ROOT" "$WORK/planarena"
 cd "$WORK/planarena"
 ln -s "$ROOT/.venv" .venv
 source .venv/bin/activate
-export PYTHONPATH=$PWD/src HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1  # README "Scaling": one thread per worker
+export PYTHONPATH=$PWD/src HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1  # one thread per worker (docs/scaling.md)
 
 # "machine A": the scheduler; "machines B and C": one worker each, started in the checkout
 DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION=1.0 DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=2 \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The symmetry-aware-transformers family (issue 13) on the real SATr splits (suite=satr) at the
+# The symmetry-aware-transformers family on the real SATr splits (suite=satr) at the
 # DEFAULT profile's model sizes (CPU: d 32, 2 layers, 200 / 40 training steps): the measured side
 # of the published Table 1 / Table E.4 side by side (reports/<workdir>/detail/published.md). The
 # paper profile (d 768, 12 layers, ~109k steps) is GPU work; this run shows what the CPU-sized

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Reproduce the WL-XGB delta check of the state-centric issue on the real Symmetry-Aware Transformer
-# splits (Blocksworld and VisitAll, all instances), outside the main workspace.
+# Reproduce the WL-XGB delta check of the state-centric family (docs/papers/state-centric.md) on the
+# real Symmetry-Aware Transformer splits (Blocksworld and VisitAll, all instances), outside the main
+# workspace.
 # Usage: bash benchmarks/satr_wl_xgb_delta.sh /abs/path/to/shared/benchmarks/satr [workdir]
 # Settings: Table 6 XGBoost (max depth 8, eta 0.1, <=1000 rounds, early stopping 10), paper decoding
 # (beam 3, horizon 100); reference plans for train/validation only (A*+LM-cut 10 s, LAMA fallback).

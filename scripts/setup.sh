@@ -18,7 +18,8 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
 else
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
   # uv resolves nothing here (every version is pinned) but downloads and unpacks in parallel: a cold
-  # setup takes a fraction of pip's time (README "Cost"). PLANARENA_PIP=1, or no uv to be had, uses pip.
+  # setup takes a fraction of pip's time (docs/cost.md). PLANARENA_PIP=1, or no uv to be had, uses
+  # pip.
   UV=""
   if [ "${PLANARENA_PIP:-0}" != "1" ]; then
     if command -v uv >/dev/null 2>&1; then
@@ -30,7 +31,7 @@ else
   if [ -n "$UV" ]; then
     # --compile-bytecode: uv, unlike pip, writes no .pyc files by default; without them every stage
     # process recompiles what it imports (numpy, dask, torch, ...), about 2.5 s per process, and
-    # with PYTHONDONTWRITEBYTECODE set it never stops doing so (README "Cost").
+    # with PYTHONDONTWRITEBYTECODE set it never stops doing so (docs/cost.md).
     install() { "$UV" pip install -q --compile-bytecode --python "$VENV/bin/python" "$@"; }
   else
     "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true

@@ -1,6 +1,6 @@
 """DVC stage ``report``: render reports/leaderboard.md, reports/metrics.json and reports/plots/.
 
-Thin entry script (DESIGN.md "Top level"): all logic lives in :mod:`planarena.report.leaderboard`.
+Thin entry script (docs/layout.md): all logic lives in :mod:`planarena.report.leaderboard`.
 Run from the repository root: ``python stages/report.py``.
 """
 from planarena.runner.entry import run_stage_script
