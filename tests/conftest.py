@@ -1,5 +1,7 @@
-"""Shared fixtures: tiny hand-written PDDL, a smoke-sized generated suite, and paths to
-../shared/benchmarks (tests that need it skip with a reason when it is absent)."""
+"""Shared fixtures: tiny hand-written PDDL, a smoke-sized generated suite, and the path of the
+third-party benchmark folders beside the checkout (:data:`SHARED_BENCHMARKS`: the SATr splits, the
+IPC 2023 Learning Track benchmarks, ACPBench; docs/params.md#third-party-folders). Tests that need
+them skip with a reason when they are absent."""
 
 from __future__ import annotations
 
@@ -68,10 +70,10 @@ def monkeypatch(monkeypatch):
 
 
 def needs_shared(sub: str) -> Path:
-    """Path of ../shared/benchmarks/<sub>, or skip the test with a clear reason."""
+    """Path of ``SHARED_BENCHMARKS / sub``, or skip the test with a clear reason."""
     path = SHARED_BENCHMARKS / sub
     if not path.is_dir():
-        pytest.skip(f"{path} not present (real third-party benchmarks live in ../shared/benchmarks)")
+        pytest.skip(f"{path} not present (the third-party benchmark folders: docs/params.md#third-party-folders)")
     return path
 
 

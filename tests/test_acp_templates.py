@@ -2,10 +2,11 @@
 
 For each of the nine ACPBench domains (blocksworld, depot, ferry, floortile, goldminer, grid,
 logistics, rovers, satellite) and each domain file the project may meet -- the pypddl-datasets IPC
-domain files it generates with, and the ACPBench domain files when ``../shared/benchmarks/acpbench``
-is present -- every predicate and action schema must have a template (no generic fallback), and the
-atoms and ground actions met in a real problem must render to pairwise distinct sentences: the text
-is the state representation, so two atoms may never read the same.
+domain files it generates with, and the ACPBench domain files when the ACPBench folder beside the
+checkout (:data:`ACP`; docs/params.md#third-party-folders) is present -- every predicate and action
+schema must have a template (no generic fallback), and the atoms and ground actions met in a real
+problem must render to pairwise distinct sentences: the text is the state representation, so two
+atoms may never read the same.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ ACP_CASES = [pytest.param(name, ACP / acp, id=f"{name}-acpbench/{acp}") for name
 
 def _skip_without_acpbench(folder: Path) -> None:
     if not (folder / "domain.pddl").exists():
-        pytest.skip(f"ACPBench domain file {folder / 'domain.pddl'} absent (../shared/benchmarks/acpbench not present)")
+        pytest.skip(f"ACPBench domain file {folder / 'domain.pddl'} absent (the ACPBench folder, docs/params.md#third-party-folders, is not present)")
 
 
 def _assert_all_schemas_have_templates(name: str, domain_file: Path) -> None:

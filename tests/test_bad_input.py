@@ -1,6 +1,6 @@
-"""Malformed inputs (issue 11): every entry point gives one line naming the user's file, what is
-wrong and where, exits with status 1 and shows no traceback. The corpus is ``tests/fixtures/bad/``
-(its README lists what is wrong with each file)."""
+"""Malformed inputs: every entry point gives one line naming the user's file, what is wrong and
+where, exits with status 1 and shows no traceback. The corpus is ``tests/fixtures/bad/`` (its README
+lists what is wrong with each file)."""
 
 import os
 import re

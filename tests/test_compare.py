@@ -1,6 +1,7 @@
-"""``planarena compare A B`` and the ablations page (planarena.report.compare, issue 29 item 8):
-the discordant problems, the paired tests on hand-computed cases, seed matching, the scatter files,
-the CLI's one-line error and the declared ablation pairs on ``detail/ablations.md``."""
+"""``planarena compare A B`` and the ablations page (planarena.report.compare;
+docs/concepts.md#comparing-two-methods): the discordant problems, the paired tests on hand-computed
+cases, seed matching, the scatter files, the CLI's one-line error and the declared ablation pairs on
+``detail/ablations.md``."""
 
 from __future__ import annotations
 

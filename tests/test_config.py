@@ -70,7 +70,7 @@ PROFILED = {"profile": "default", "planners": {"astar": {"time_limit": 10, "memo
 
 
 def test_user_value_the_profile_overrides_stops_naming_the_profile_key(tmp_path):
-    # issue 30: `dvc exp run -S profile=paper -S planners.astar.time_limit=5` silently ran with 60
+    # `dvc exp run -S profile=paper -S planners.astar.time_limit=5` silently ran with 60
     from planarena.config import load_params
 
     repo = _git_params_repo(tmp_path, PROFILED)

@@ -1,7 +1,7 @@
-"""Outcomes do not depend on machine load (issue 34): the limits that decide ``timeout`` count CPU
-time (:mod:`planarena.core.clock`), wall time is only recorded. A loaded machine is simulated by a
-wall clock that jumps an hour at every reading: every outcome must equal the unloaded run's, while
-a CPU-time limit of zero still times out."""
+"""Outcomes do not depend on machine load (docs/pipeline.md#stable-outputs): the limits that decide
+``timeout`` count CPU time (:mod:`planarena.core.clock`), wall time is only recorded. A loaded
+machine is simulated by a wall clock that jumps an hour at every reading: every outcome must equal
+the unloaded run's, while a CPU-time limit of zero still times out."""
 
 from __future__ import annotations
 

@@ -240,7 +240,7 @@ def test_rank_successors_embeds_a_trajectory_in_one_call():
 
 
 # ------------------------------------------------------------------------------------------------
-# Lockstep decoding against the pre-lockstep one-problem decoder (issue 10)
+# Lockstep decoding against the pre-lockstep one-problem decoder (docs/cost.md#decoding)
 # ------------------------------------------------------------------------------------------------
 
 

@@ -191,8 +191,8 @@ def test_gap_notes_read_the_run_against_the_paper(workspace):
 
 
 def test_identity_floor_ranks_by_the_encoder_and_its_acc_is_chance(workspace):
-    """z' = z_s (issue 12): no parameters, no weights file; the action is ignored, so every
-    applicable action ties and Acc@k is the random ranker's on average."""
+    """z' = z_s (docs/concepts.md#floors-and-ceilings): no parameters, no weights file; the action
+    is ignored, so every applicable action ties and Acc@k is the random ranker's on average."""
     _, layout, _ = workspace
     recs = [r for r in _records(layout, "embedplan_identity") if r.outcome == "solved"]
     assert recs and all(r.extra["parameters"] == 0 for r in recs)

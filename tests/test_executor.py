@@ -231,7 +231,7 @@ def test_unit_that_keeps_killing_its_worker_is_an_error_record(planned, monkeypa
 @pytest.fixture
 def dask_cluster(tmp_path):
     """A scheduler and two single-threaded workers started as shell commands would start them
-    (README "Scaling"); yields the scheduler's address."""
+    (docs/scaling.md); yields the scheduler's address."""
     pytest.importorskip("distributed")
     sched_file = tmp_path / "scheduler.json"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "src"),

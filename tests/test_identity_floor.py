@@ -1,4 +1,5 @@
-"""The identity predictor (issue 12): the state-centric floor of each encoding."""
+"""The identity predictor (docs/concepts.md#floors-and-ceilings): the state-centric floor of each
+encoding."""
 
 import numpy as np
 import pytest

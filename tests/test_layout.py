@@ -1,5 +1,6 @@
-"""The package layout (DESIGN.md "Layout"): every import inside planarena resolves (function-level
-imports included, which only fail when the code path runs), and the layers import only downward."""
+"""The package layout (docs/layout.md#the-package): every import inside planarena resolves
+(function-level imports included, which only fail when the code path runs), and the layers import
+only downward."""
 
 from __future__ import annotations
 

@@ -1,17 +1,18 @@
-"""``profile: paper`` is each paper's configuration (issue 30, item 3).
+"""``profile: paper`` is each paper's configuration (docs/params.md#profiles).
 
 One test per family: the params of ``profiles.paper`` (params.yaml of this checkout, overlaid by the
 project's own :func:`planarena.config.resolve_profile`), resolved further by the family's own code
 (the method class's settings, its config dataclass), are compared with a table of the
-hyperparameters the paper states. Each row cites the paper file (``../shared/papers/``) and the line
-that states the value, with a short quote that must occur on that line, so neither the params nor
-the citations can drift unnoticed. Where a paper's setting does not fit the 2-core machines (12 h
-per model, 60 min per instance), the profile still holds the paper's value: a claim's overlay
-(``claims/*.yaml``) changes it for a run, never the profile.
+hyperparameters the paper states. Each row cites the paper's plain-text copy (``<family>.txt`` in
+:data:`PAPERS`, beside the checkout; the docs/papers pages name each paper) and the line that states
+the value, with a short quote that must occur on that line, so neither the params nor the citations
+can drift unnoticed. Where a paper's setting does not fit the 2-core machines (12 h per model, 60
+min per instance), the profile still holds the paper's value: a claim's overlay (``claims/*.yaml``)
+changes it for a run, never the profile.
 
-Two more tests check the two schedule params this issue added, on the code itself:
-``transformers.train.schedule_steps`` (the cosine's length, independent of the steps run) and DIAS's
-``tau_fraction`` (the tau schedule as a fraction of the run).
+Two more tests check two schedule params on the code itself: ``transformers.train.schedule_steps``
+(the cosine's length, independent of the steps run) and DIAS's ``tau_fraction`` (the tau schedule as
+a fraction of the run).
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ class Row:
 
 
 def check(rows: list[Row]) -> None:
-    """Every row's resolved value is the paper's, and (when ../shared/papers is present) every
-    quote is on its cited line. Fails with one line per mismatch."""
+    """Every row's resolved value is the paper's, and (when the paper texts, :data:`PAPERS`, are
+    present) every quote is on its cited line. Fails with one line per mismatch."""
     bad = [f"{r.what}: params give {r.got!r}, the paper {'one of ' if r.among else ''}{r.want!r} "
            f"({r.file} line {r.line})" for r in rows if not r.matches()]
     if PAPERS.is_dir():
@@ -90,11 +91,11 @@ def test_transformers_paper_profile_is_appendix_c_and_e(paper, tmp_path):
     full (Appendix C), 500 tokens (Section 5), three seeds (E2).
 
     PlanGPT: Appendix E (line 467) trains it "with the hyperparameters and architecture as
-    described in the original paper (Rossetti et al. 2024)", and that paper is not among
-    ../shared/papers: its optimiser cannot be checked here. The profile gives PlanGPT SATr's
-    optimiser and schedule (an assumption, commented in params.yaml); the rows below only pin that
-    it equals SATr's, and the last assertion fails once the PlanGPT paper is added, so that its
-    values get checked."""
+    described in the original paper (Rossetti et al. 2024)", and that paper is not among the papers
+    this harness follows (:data:`PAPERS`): its optimiser cannot be checked here. The profile gives
+    PlanGPT SATr's optimiser and schedule (an assumption, commented in params.yaml); the rows below
+    only pin that it equals SATr's, and the last assertion fails once the PlanGPT paper is added, so
+    that its values get checked."""
     from planarena.methods.transformers.decoders import PlanGPTConfig
     from planarena.methods.transformers.model import EncoderConfig
 
@@ -128,7 +129,7 @@ def test_transformers_paper_profile_is_appendix_c_and_e(paper, tmp_path):
             Row(f"{name} max_tokens", s.max_tokens, 500, f, 147, "more than 500 tokens"),
             Row(f"{name} seeds", len(m.seeds()), 3, f, 597, "we trained three models"),
         ]
-    # PlanGPT: SATr's optimiser (unverifiable: Rossetti et al. 2024 is not in ../shared/papers)
+    # PlanGPT: SATr's optimiser (unverifiable: Rossetti et al. 2024 is not in PAPERS)
     def optimiser(t) -> tuple:
         return (t.steps, t.schedule_length, t.batch, t.lr, t.min_lr, t.warmup, t.weight_decay, t.weights)
 
@@ -149,7 +150,7 @@ def test_transformers_paper_profile_is_appendix_c_and_e(paper, tmp_path):
     if PAPERS.is_dir():
         names = [p.name.lower() for p in PAPERS.iterdir()]
         assert not any("plangpt" in n or "rossetti" in n for n in names), (
-            "the PlanGPT paper is now in ../shared/papers: check PlanGPT's optimiser (params.yaml, "
+            f"the PlanGPT paper is now in {PAPERS}: check PlanGPT's optimiser (params.yaml, "
             "profiles.paper.transformers.by_arch.plangpt) against it and add its rows here")
 
 

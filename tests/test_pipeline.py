@@ -177,9 +177,9 @@ def test_failed_training_is_recorded_not_raised(planned, monkeypatch):
 
 
 def test_never_revisit_walk_never_repeats_a_state_and_is_seeded(tmp_path):
-    """The never-revisit floor (issue 12): every state on its path is new; same seed, same walk;
-    on the tiny problem (12 reachable states) it either solves or hits a dead end, never the
-    horizon."""
+    """The never-revisit floor (docs/concepts.md#floors-and-ceilings): every state on its path is
+    new; same seed, same walk; on the tiny problem (12 reachable states) it either solves or hits a
+    dead end, never the horizon."""
     from planarena.config import Layout
     from planarena.core.pddl import load_problem, replay
     from planarena.core.problemset import ProblemEntry

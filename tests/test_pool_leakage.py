@@ -1,6 +1,6 @@
-"""Held-out means unseen (issue 12, items 3-5): Extrapolation splits object sets, test triples seen
-in training are excluded from single-step Hit@k and counted, and WL pool candidates carry the
-query's goal."""
+"""Held-out means unseen (docs/concepts.md#held-out-means-unseen): Extrapolation splits object sets,
+test triples seen in training are excluded from single-step Hit@k and counted, and WL pool
+candidates carry the query's goal."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Real third-party suites load (issue 11): one problem of every IPC 2023 Learning Track domain and
-every SATr domain goes through the ``generate`` stage, and the smallest training problem of each is
-planned by Fast Downward and validated by unified-planning. Skipped when ``../shared/benchmarks``
-is absent."""
+"""Real third-party suites load: one problem of every IPC 2023 Learning Track domain and every SATr
+domain goes through the ``generate`` stage, and the smallest training problem of each is planned by
+Fast Downward and validated by unified-planning. Skipped when the third-party benchmark folders
+beside the checkout (``SHARED_BENCHMARKS``; docs/params.md#third-party-folders) are absent."""
 
 import pytest
 from conftest import SHARED_BENCHMARKS
@@ -23,7 +23,7 @@ CASES = [("ipc2023", "ipc2023-learning", d) for d in _domains("ipc2023-learning"
 
 @pytest.mark.shared
 @pytest.mark.skipif(not CASES, reason=f"{SHARED_BENCHMARKS} not present (real third-party benchmarks "
-                                      f"live in ../shared/benchmarks)")
+                                      f"folders: docs/params.md#third-party-folders)")
 @pytest.mark.parametrize("suite,sub,domain", CASES, ids=[f"{c[0]}-{c[2]}" for c in CASES])
 def test_domain_loads_and_its_smallest_training_problem_plans_and_validates(suite, sub, domain,
                                                                             smoke_params, layout):

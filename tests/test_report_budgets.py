@@ -1,7 +1,7 @@
-"""Training budgets and ablation pairs that the families declare through ``report_traits`` (issue 29,
-items 4 and 8): every learned row of the default profile states its budget beside its paper's,
-the paper's numbers are quoted from the paper text (so neither can drift), and the ablation pairs
-each family declares are there, once each."""
+"""Training budgets and ablation pairs that the families declare through ``report_traits``
+(docs/concepts.md#budgets, docs/concepts.md#comparing-two-methods): every learned row of the default
+profile states its budget beside its paper's, the paper's numbers are quoted from the paper text (so
+neither can drift), and the ablation pairs each family declares are there, once each."""
 
 from __future__ import annotations
 
@@ -129,10 +129,10 @@ def test_every_learned_row_states_its_budget_and_its_papers(default_params, trai
 
 
 def test_the_default_profile_budgets_are_the_params(default_params, traits):
-    """What the issue reads off the default profile: R-GNN 3 episodes x 4 updates x batch 8, DIAS
-    names-only 1/400 of its samples, EmbedPlan 40 of 400 epochs; the state-centric models at
-    Table 6's; the SATr encoder's steps x batch from `transformers.train`, the plan generators'
-    from `by_arch`, shared by the three decoding rows of one model."""
+    """What the default profile declares: R-GNN 3 episodes x 4 updates x batch 8, DIAS names-only
+    1/400 of its samples, EmbedPlan 40 of 400 epochs; the state-centric models at Table 6's; the
+    SATr encoder's steps x batch from `transformers.train`, the plan generators' from `by_arch`,
+    shared by the three decoding rows of one model."""
     rgnn = traits["aiw_ad"].budget
     assert (rgnn.steps, rgnn.batch, rgnn.samples) == (3 * 4, 8, 3 * 4 * 8)
     assert traits["dias_names"].budget.fraction() == pytest.approx(1 / 400)
@@ -182,7 +182,7 @@ def test_default_profile_ablation_pairs(default_params, traits):
     configured = set(default_params["methods"])
     assert all(a in configured and b in configured for a, b, _ in pairs)
     got = {(a, b) for a, b, _ in pairs}
-    # the issue's four axes, declared from the paper's main variant
+    # Table 1's four axes, declared from the paper's main variant
     assert ("wl_xgb_delta", "wl_xgb_state") in got and ("wl_lstm_delta", "fsf_lstm_delta") in got
     assert {("satr_encoder_cl", "satr_encoder_nocl"), ("satr_encdec_cl_greedy", "satr_encdec_nocl_greedy"),
             ("satr_encdec_cl_regrounding", "satr_encdec_nocl_regrounding"),

@@ -100,7 +100,7 @@ def test_superseded_records_use_the_last_line():
 
 
 def test_sum_is_over_held_out_splits_only():
-    """Issue 12, item 1: train coverage is shown but never summed (nor in metrics.json)."""
+    """Train coverage is shown but never summed (nor in metrics.json)."""
     records = [rec("m", "blocksworld", "train", p, 0) for p in ("t1", "t2")]
     records += [rec("m", "blocksworld", "validation", p, 0, "solved" if p == "p1" else "unsolved")
                 for p in ("p1", "p2", "p3")]
@@ -121,7 +121,7 @@ def test_sum_is_over_held_out_splits_only():
 
 
 def test_a_seed_without_records_in_a_cell_counts_as_zero():
-    """Issue 12, item 10: seed 1 ran (validation) but left no extrapolation records."""
+    """Seed 1 ran (validation) but left no extrapolation records."""
     records = [rec("m", "blocksworld", "validation", p, s) for p in ("p1", "p2", "p3") for s in (0, 1)]
     records += [rec("m", "blocksworld", "extrapolation", q, 0) for q in ("q1", "q2")]
     cov = coverage_table(records, manifest_3())
@@ -160,8 +160,8 @@ def test_horizon_ceiling_counts_held_out_problems_whose_optimal_plan_is_too_long
 
 
 def test_cap_ceiling_counts_problems_the_object_and_token_caps_make_unsolvable_per_split():
-    """D6 of issue 31: a plan generator's object vocabulary and token cap are ceilings, stated per
-    held-out split like the horizon ceiling."""
+    """A plan generator's object vocabulary and token cap are ceilings, stated per held-out split
+    like the horizon ceiling."""
     from planarena.report.sections.coverage import cap_ceiling, plan_tokens
 
     assert plan_tokens(["(pick b1 rooma left)", "(move rooma roomb)"]) == 4 + 3 + 1

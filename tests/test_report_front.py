@@ -1,6 +1,6 @@
-"""The front page (issue 12, "The front page"): headline tables with every method and its floor,
-the problems box, its length; problem checks that know pool records; the pool page's pivots and
-training overlap; the plots' data files."""
+"""The front page (docs/concepts.md#the-pages): headline tables with every method and its floor, the
+problems box, its length; problem checks that know pool records; the pool page's pivots and training
+overlap; the plots' data files."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Plan quality as the field defines it (issue 29, item 7): QS / QS_S of the
-symmetry-aware-transformers paper (Appendix E, Eq. 1-2) over every problem a method ran on, and the
-IPC 2023 Learning Track quality and agile scores against the suite's reference costs. Every
+"""Plan quality as the field defines it (docs/concepts.md#coverage-and-plan-quality): QS / QS_S of
+the symmetry-aware-transformers paper (Appendix E, Eq. 1-2) over every problem a method ran on, and
+the IPC 2023 Learning Track quality and agile scores against the suite's reference costs. Every
 expected number is computed by hand in the comments."""
 
 from __future__ import annotations

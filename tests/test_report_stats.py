@@ -125,7 +125,7 @@ def test_verdict_names_the_floor_and_the_direction():
     assert stats.verdict([("walk", up, 0.01), ("ident", flat, 1.0)]) == "at floor at this budget: `ident` p=1.00"
     assert stats.verdict([("ident", down, 0.0004)]) == "below `ident` (p<0.001)"
     assert stats.verdict([]) == "–"
-    # not above its floors pooled, but above every floor on one domain (issue 34's target): named
+    # not above its floors pooled, but above every floor on one domain: named
     by_domain = {"gripper": [("walk", up, 0.02), ("ident", up, 0.04)], "blocks": [("walk", flat, 1.0), ("ident", up, 0.01)]}
     assert stats.verdict([("walk", flat, 0.3), ("ident", up, 0.01)], by_domain) == "on gripper (p=0.040)"
     assert stats.verdict([("walk", flat, 0.3)], {"blocks": [("walk", flat, 1.0)]}) == "at floor at this budget: `walk` p=0.30"

@@ -164,9 +164,9 @@ def test_hitk_successor_set_by_protocol_domain_split_method_with_inputs():
 
 
 def test_successor_set_floor_row_trivial_cells_and_reference_plans_kept_apart():
-    """Issue 12, items 2 and 6: each cell gets the uniform-random-ranker row (from the records'
-    chance@k), the mean successors per step, (trivial) where every step has at most k successors,
-    and optimal (A*) and LAMA trajectories are separate cells."""
+    """Each cell gets the uniform-random-ranker row (from the records' chance@k), the mean
+    successors per step, (trivial) where every step has at most k successors, and optimal (A*) and
+    LAMA trajectories are separate cells."""
     def floor(chance, at_most, successors, plan):
         return {"hit_chance@1": chance[0], "hit_chance@3": chance[1], "hit_chance@5": chance[2],
                 "at_most@1": at_most[0], "at_most@3": at_most[1], "at_most@5": at_most[2],

@@ -417,12 +417,12 @@ def test_method_rejects_aa_with_a_width_lookahead(tmp_path):
 
 
 def test_checkpoint_selection_never_uses_an_evaluated_held_out_split(tmp_path):
-    """Issue 30: the paper selects the model on validation coverage (Section 7, Training,
-    ../shared/papers/aiw-ad-rgnn-policies.txt line 216) and the report counts every split but
+    """The paper selects the model on validation coverage (Aichmüller et al., Section 7, Training,
+    line 216 of its text; docs/papers/rgnn-policies.md) and the report counts every split but
     ``train`` as held out (``is_held_out``). So the selection problems are the validation split only
     when the block does not evaluate it, the training problems when it does (generated / SATr
-    suites), and the largest training problems, removed from training, on a suite without one
-    (IPC 2023, Table 8); with one checkpoint nothing is selected (``scoring_points``)."""
+    suites), and the largest training problems, removed from training, on a suite without one (IPC
+    2023, Table 8); with one checkpoint nothing is selected (``scoring_points``)."""
     from types import SimpleNamespace
 
     from planarena.config import Layout, is_held_out
@@ -463,10 +463,10 @@ def test_checkpoint_selection_never_uses_an_evaluated_held_out_split(tmp_path):
 
 
 def test_paper_profile_with_the_ipc2023_suite_is_section_7():
-    """``-S profile=paper -S suite=ipc2023`` is the paper's setup (issue 30): the Learning Track's
-    test splits, every test problem, 15 / 60 min per instance for flat / IW policies and 1,000
-    choices ("We enforce a limit of 1,000 choices and a timeout of 15 and 60 minutes per instance
-    for flat- and IW-policies, respectively", Section 7, Testing), Section 7's training settings."""
+    """``-S profile=paper -S suite=ipc2023`` is the paper's setup: the Learning Track's test splits,
+    every test problem, 15 / 60 min per instance for flat / IW policies and 1,000 choices ("We
+    enforce a limit of 1,000 choices and a timeout of 15 and 60 minutes per instance for flat- and
+    IW-policies, respectively", Section 7, Testing), Section 7's training settings."""
     import yaml
 
     from planarena.config import resolve_profile
@@ -489,10 +489,10 @@ def test_paper_profile_with_the_ipc2023_suite_is_section_7():
 
 
 def test_rows_identical_by_construction_share_one_trained_model(tmp_path):
-    """Issue 32: on an untyped domain BAIW's features are AIW's, and a C-AIW capacity that cannot
-    bind keeps every novel state, so ``baiw_ad`` and ``caiw_ad`` train exactly what ``aiw_ad``
-    trains: the train stage trains it once and the other rows copy it (``from_cache``), each
-    charged its training time. A typed domain or a capacity that can bind trains its own."""
+    """On an untyped domain BAIW's features are AIW's, and a C-AIW capacity that cannot bind keeps
+    every novel state, so ``baiw_ad`` and ``caiw_ad`` train exactly what ``aiw_ad`` trains: the
+    train stage trains it once and the other rows copy it (``from_cache``), each charged its
+    training time. A typed domain or a capacity that can bind trains its own."""
     import json
 
     import yaml

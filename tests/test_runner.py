@@ -195,10 +195,10 @@ def test_stage_main_reports_a_held_lock_in_one_line(tmp_path, monkeypatch, capsy
 
 
 def test_rows_off_in_the_default_profile_run_under_full_and_one_by_one(tmp_path):
-    """Issue 34: the default profile runs the floors, the planners and each family's headline rows;
-    `full` (and `paper`) run every row; `-S methods.<row>.run=true` turns one row on. An off row's
-    inputs name nothing of its family (its edits rerun nothing), its stages return at once with
-    empty outputs, and a records file it left earlier is kept."""
+    """The default profile runs the floors, the planners and each family's headline rows; `full`
+    (and `paper`) run every row; `-S methods.<row>.run=true` turns one row on. An off row's inputs
+    name nothing of its family (its edits rerun nothing), its stages return at once with empty
+    outputs, and a records file it left earlier is kept."""
     from planarena.methods import resolve, running, runs
     from planarena.runner.entry import skip_row
 

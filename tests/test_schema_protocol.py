@@ -30,10 +30,11 @@ def data(tmp_path_factory) -> Layout:
 
 
 def test_noise_rows_train_on_a_walk_with_n_min_200(data):
-    """DIAS Appendix A.4.2 (../shared/papers/dias-action-schemas.txt line 512): the noise rows' training
-    walk has at least N_min = 200 transitions per action name (the smoke profile's Blocks-3 walk has
-    N_min 30 / N_max 100, so it gets its own file, bounds (200, 200)); it continues the training walk
-    (same seed: the training rows are a subsequence of it); the noise rows read it, the others not."""
+    """DIAS Appendix A.4.2 (line 512 of the paper's text; docs/papers/dias.md): the noise rows'
+    training walk has at least N_min = 200 transitions per action name (the smoke profile's Blocks-3
+    walk has N_min 30 / N_max 100, so it gets its own file, bounds (200, 200)); it continues the
+    training walk (same seed: the training rows are a subsequence of it); the noise rows read it,
+    the others not."""
     from planarena.methods.dias.data import load_domain
 
     folder = data.schema / "blocks3"

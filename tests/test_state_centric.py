@@ -118,11 +118,11 @@ def test_pool_models_use_their_own_settings_and_seeds(tmp_path):
 
 @pytest.mark.parametrize("name", ["wl_lstm_delta", "wl_xgb_state", "fsf_lstm_delta"])
 def test_lockstep_decoding_is_one_problem_at_a_time(pipeline, name, monkeypatch):
-    """Issue 10: every held-out problem of a domain decoded in one lockstep batch gets the plan,
-    outcome and step count it gets alone, and the decoder sees the same candidate scores at every
-    step: bit-identical for XGBoost (rows are independent); for the LSTM, which steps in float64
-    because torch's CPU matrix products round differently for another batch size, equal to
-    float32 precision (``LSTMTransitionModel._step_net``)."""
+    """Every held-out problem of a domain decoded in one lockstep batch gets the plan, outcome and
+    step count it gets alone, and the decoder sees the same candidate scores at every step:
+    bit-identical for XGBoost (rows are independent); for the LSTM, which steps in float64 because
+    torch's CPU matrix products round differently for another batch size, equal to float32 precision
+    (``LSTMTransitionModel._step_net``)."""
     import copy
 
     import numpy as np

@@ -106,9 +106,9 @@ def test_wl_vocabulary_comes_from_train_rows_and_is_reloaded(acp_workspace, tmp_
 
 
 def test_wl_pool_candidates_carry_the_query_goal(acp_workspace):
-    """Issue 12 item 5: in a domain-wide pool (Interpolation), a candidate drawn from another
-    problem is embedded with the query's goal. The two 5-block problems share their states: the
-    same state of the other problem must get exactly the query problem's phi, not its own goal's."""
+    """In a domain-wide pool (Interpolation), a candidate drawn from another problem is embedded
+    with the query's goal. The two 5-block problems share their states: the same state of the other
+    problem must get exactly the query problem's phi, not its own goal's."""
     _, layout, corpus = acp_workspace
     phi = encode_domain("wl", corpus, layout.acp, "blocksworld", corpus.domain_rows("blocksworld"), {})
     from planarena.datasets.acp import load_domain_dataset

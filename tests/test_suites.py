@@ -92,7 +92,7 @@ def test_ipc_layout_with_gzipped_problem(smoke_params, layout, tmp_path):
 
 
 def test_max_per_split_never_cuts_the_training_split(smoke_params, layout, tmp_path):
-    # issue 30: max_per_split cut training/easy to its smallest problems too (and the R-GNN
+    # max_per_split once cut training/easy to its smallest problems too (and the R-GNN
     # policies then moved half of those to validation)
     root = tmp_path / "ipc"
     d = root / "tiny"

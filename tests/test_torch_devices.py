@@ -1,6 +1,6 @@
-"""`device: cpu | cuda[:N] | auto` of every torch method (issue 16): each family names its own
-param, a unit that trains with torch tells the executor which device it needs, a bad value is one
-line naming the param, and the CPU default is what runs everywhere without a GPU."""
+"""`device: cpu | cuda[:N] | auto` of every torch method (docs/scaling.md): each family names its
+own param, a unit that trains with torch tells the executor which device it needs, a bad value is
+one line naming the param, and the CPU default is what runs everywhere without a GPU."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Symmetry-aware transformers (issue 13): atom tokens and renamings, the SATr encoder's
-symmetries, the contrastive loss, state-space sampling and divergence detection."""
+"""Symmetry-aware transformers: atom tokens and renamings, the SATr encoder's symmetries, the
+contrastive loss, state-space sampling and divergence detection."""
 
 from __future__ import annotations
 
@@ -135,7 +135,8 @@ def test_learning_rate_warms_up_then_decays():
 
 
 def test_warmup_and_divergence_window_scale_with_the_run():
-    """D3 / D4 of issue 31: a fraction below 1 scales with the run; 1 or more is a step count."""
+    """Warm-up and divergence window: a fraction below 1 scales with the run; 1 or more is a step
+    count."""
     short = TrainConfig(steps=30, warmup=0.05, window=0.02, lr=1e-3)
     assert short.warmup_steps == 2 and short.window_steps == 1
     assert learning_rate(0, short) == pytest.approx(5e-4) and learning_rate(1, short) == pytest.approx(1e-3)

@@ -1,6 +1,6 @@
-"""The plan generators of the symmetry-aware-transformers family (issue 13): optimal-plan samples,
-the incremental (KV-cached) models, the contrastive loss on renamed pairs, Algorithms 1-3 and
-their applicability guarantees, divergence handling."""
+"""The plan generators of the symmetry-aware-transformers family: optimal-plan samples, the
+incremental (KV-cached) models, the contrastive loss on renamed pairs, Algorithms 1-3 and their
+applicability guarantees, divergence handling."""
 
 from __future__ import annotations
 
@@ -367,8 +367,8 @@ def test_a_loss_spike_or_nan_in_generator_training_is_recorded_with_its_step(pro
 
 
 # ---------------------------------------------------------------------------------------------
-# Learning: a generator can fit one tiny problem (D7 of issue 31: "cannot learn" told apart from
-# "not trained enough")
+# Learning: a generator can fit one tiny problem ("cannot learn" told apart from "not trained
+# enough")
 # ---------------------------------------------------------------------------------------------
 
 
@@ -391,7 +391,7 @@ def _overfit(arch: str, problem, space, m: int = 3, steps: int = 600):
 
 
 def test_the_encoder_decoder_overfits_one_tiny_problem_and_solves_it_greedily(problem, space):
-    """D7 of issue 31 ("cannot learn" told apart from "not trained enough"): trained by token
+    """The generator can learn (told apart from "not trained enough"): trained by token
     cross-entropy on one tiny problem's state space (every state with its optimal plans,
     Rename-Both), the SATr encoder-decoder decodes valid plans greedily (Algorithm 1) under fresh
     random renamings; the untrained model of the same seed solves none."""
