@@ -9,6 +9,7 @@
 #   bash benchmarks/own_domain.sh --render [workdir]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="$repo/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 out="$repo/reports/own-domain-zenotravel"
 describe() {  # the committed pages' params: the run's, with a description and no paper-run links
   python - "$1" <<'PY'
@@ -39,7 +40,6 @@ python "$repo/scripts/flat_domain.py" zenotravel "$work/zenotravel" --count 20
 git clone -q "$repo" "$work/planarena" && cd "$work/planarena"
 ln -s "$repo/.venv" .venv
 export PYTHONPATH="$PWD/src"     # the clone's own code (the shared venv's editable install points at $repo)
-export PATH="$PWD/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 start=$(date +%s)
 dvc exp run -S suite="$work/zenotravel"
 echo "[own_domain] dvc exp run -S suite=$work/zenotravel: $(( $(date +%s) - start )) s wall"
