@@ -62,9 +62,13 @@ class _Timed:
         return timed
 
 
-def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: str, limit: int | None,
-            jobs: int = 1) -> dict:
-    """Decode ``split`` of ``domain`` with ``method_name``'s seed-``k`` model; returns one row."""
+def _prepare(workspace: Path, method_name: str, domain: str, split: str, limit: int | None):
+    """Everything one decode of ``split`` needs, loaded and warmed up (models loaded, problems
+    parsed, goals embedded, one short decode run), as a namespace. Called once per process: in the
+    bench's child and on each executor worker of ``--jobs N`` (wlplan and pymimir objects do not
+    pickle, so a worker builds its own)."""
+    from types import SimpleNamespace
+
     from planarena.config import Layout, get, load_params
     from planarena.core.pddl import goal_atoms, load_problem
     from planarena.core.problemset import ProblemSet
@@ -92,16 +96,55 @@ def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: st
         e.goal()
     settings = method.decode_settings
     metric = settings.resolved_metric(method.mode)
-    if mode == "decode":
-        from types import SimpleNamespace
-
-        todo = [SimpleNamespace(problem=p, n_objects=e.objects) for e, p in zip(entries, problems)]
-    else:
+    todo = split_enc = None
+    if DecodeProblem is not None:
         todo = [DecodeProblem(p, e.objects) for e, p in zip(entries, problems)]
         split_enc = enc.split(encoders, problems)
         # warm-up: one short decode of the first problem (imports, lazy grounding of its first states)
         decode_lockstep(todo[:1], TransitionScorer(model, split_enc, metric),
                         type(settings)(**{**settings.__dict__, "horizon": 2}))
+    return SimpleNamespace(method=method, model=model, entries=entries, problems=problems, enc=enc,
+                           encoders=encoders, settings=settings, metric=metric, todo=todo, split_enc=split_enc)
+
+
+class _Shard:
+    """``--jobs N`` lockstep: shard ``k`` (problems k, k+N, ...) of the split, decoded on an executor
+    worker as the coverage protocol deals a split to ``jobs`` processes. Picklable: it carries only
+    where to load from, and each worker prepares once (:func:`_prepare`). Returns ``(indices,
+    results, decode seconds, preparation seconds)``."""
+
+    def __init__(self, workspace: Path, method_name: str, domain: str, split: str, limit: int | None, jobs: int):
+        self.spec, self.jobs, self._ready = (workspace, method_name, domain, split, limit), jobs, None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_ready": None}
+
+    def __call__(self, k: int):
+        from planarena.search.decoding import TransitionScorer, decode_lockstep
+
+        t = time.perf_counter()
+        if self._ready is None:
+            self._ready = _prepare(*self.spec)
+        prep, p = time.perf_counter() - t, self._ready
+        t = time.perf_counter()
+        idx = list(range(k, len(p.todo), self.jobs))
+        sub = p.enc.split([p.encoders[i] for i in idx], [p.problems[i] for i in idx])
+        res = decode_lockstep([p.todo[i] for i in idx], TransitionScorer(p.model, sub, p.metric), p.settings)
+        return idx, res, time.perf_counter() - t, prep
+
+
+def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: str, limit: int | None,
+            jobs: int = 1) -> dict:
+    """Decode ``split`` of ``domain`` with ``method_name``'s seed-``k`` model; returns one row."""
+    p = _prepare(workspace, method_name, domain, split, limit)
+    method, model, entries, problems, enc = p.method, p.model, p.entries, p.problems, p.enc
+    encoders, settings, metric, split_enc = p.encoders, p.settings, p.metric, p.split_enc
+    if mode == "decode":
+        from types import SimpleNamespace
+
+        todo = [SimpleNamespace(problem=pr, n_objects=e.objects) for e, pr in zip(entries, problems)]
+    else:
+        todo = p.todo
     parts: dict = {}
     timed_model = _Timed(model, parts, {"step": "model_s", "select": "model_s", "initial_state": "model_s"})
     timed_enc = _Timed(split_enc, parts, {"states": "embedding_s"}) if mode != "decode" else None
@@ -109,23 +152,21 @@ def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: st
     start = time.perf_counter()
     if mode == "lockstep" and jobs > 1:
         # what the coverage protocol does with `jobs` processes: round-robin shards of the split,
-        # each decoded in lockstep in its own forked process (time split not collected)
+        # each decoded in lockstep on its own executor worker (time split not collected). The
+        # workers' preparation (loading the model and problems) is not decoding: the total is the
+        # wall time of the shards less the longest preparation
         from planarena.runner.executor import run_units
 
-        def shard(k: int):
-            t = time.perf_counter()
-            idx = list(range(k, len(todo), jobs))
-            sub = enc.split([encoders[i] for i in idx], [problems[i] for i in idx])
-            res = decode_lockstep([todo[i] for i in idx], TransitionScorer(model, sub, metric), settings)
-            return idx, res, time.perf_counter() - t
-
         results = [None] * len(todo)
-        shard_s = []
-        for idx, res, seconds in run_units(shard, list(range(jobs)), jobs=jobs):
+        shard_s, prep_s = [], []
+        for idx, res, seconds, prep in run_units(_Shard(workspace, method_name, domain, split, limit, jobs),
+                                                 list(range(jobs)), jobs=jobs):
             shard_s.append(round(seconds, 3))
+            prep_s.append(prep)
             for i, r in zip(idx, res):
                 results[i] = r
         stats["shard_s"] = shard_s
+        start += max(prep_s)
     elif mode == "decode":
         # the public one-problem API, which exists before and after lockstep decoding: with
         # PYTHONPATH=<checkout of 63421e0>/src this times the pre-lockstep decoder
@@ -136,8 +177,12 @@ def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: st
             one = _Timed(encoders[k], parts, {"states": "embedding_s"})
             results.append(decode(item.problem, one, timed_model, method.mode, settings, n_objects=item.n_objects))
     elif mode == "lockstep":
+        from planarena.search.decoding import TransitionScorer, decode_lockstep
+
         results = decode_lockstep(todo, TransitionScorer(timed_model, timed_enc, metric), settings, stats=stats)
     else:
+        from planarena.search.decoding import TransitionScorer, decode_lockstep
+
         results = []
         for k, item in enumerate(todo):
             one = _Timed(enc.split([encoders[k]], [problems[k]]), parts, {"states": "embedding_s"})
