@@ -5,7 +5,7 @@
   removed, spaces to hyphens, ``-1``, ``-2`` for repeated headings);
 * README.md stays at most 250 lines;
 * no issue numbers, commit hashes, ``DESIGN.md`` (not in the repository) or paths outside the
-  repository (``../shared``, ``/work/``, ``/tmp/``) in the text;
+  repository (the parent folder's ``shared``, or this machine's absolute folders) in the text;
 * CITATION.cff parses as YAML with the keys CFF 1.2.0 requires; LICENSE exists.
 """
 

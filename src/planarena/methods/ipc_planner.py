@@ -24,8 +24,9 @@ A row runs any program that follows the contract, with no edit to planarena::
 Training calls ``learn`` once per domain of the suite on its train split (smallest first) and keeps
 ``DK`` under ``data/models/<row>/<domain>/``; evaluation calls ``plan`` once per problem. A row
 without ``learn`` plans with an empty ``DK`` file. Every plan the row returns is validated by the
-harness like any other row's; the cheapest valid one of an anytime run is returned (when none is
-valid, the last one is returned and recorded as invalid).
+harness like any other row's; of an anytime run's several plans the cheapest valid one is returned
+(when none is valid, the last one, recorded as invalid); a single plan is returned unvalidated, for
+the harness to validate once.
 """
 
 from __future__ import annotations
@@ -182,16 +183,17 @@ class IPCPlanner(Method):
                 except PDDLError:
                     found.append(None)
         extra = {"plans_written": len(found), "cpu_s": run.cpu_s, "exit_code": run.returncode}
+        readable = [a for a in found if a is not None]
+        if len(readable) == 1:  # nothing to choose: the harness validates it (once) like any row's plan
+            return Attempt("solved", readable[0], wall_time=run.wall_s, extra=extra)
         best, best_cost = None, None
-        for actions in found:
-            if actions is None:
-                continue
+        for actions in readable:
             verdict = validate_plan(task.domain_file, task.problem_file, actions)
             if verdict.valid and (best_cost is None or verdict.cost < best_cost):
                 best, best_cost = actions, verdict.cost
         if best is not None:
             return Attempt("solved", best, wall_time=run.wall_s, extra={**extra, "cost": best_cost})
-        last = next((a for a in reversed(found) if a is not None), None)
+        last = readable[-1] if readable else None
         if last is not None:   # no valid plan: return the last one, which the harness records as invalid
             return Attempt("solved", last, wall_time=run.wall_s, extra=extra)
         if run.timed_out:
