@@ -58,7 +58,7 @@ def test_run_units_reraises_an_exception_of_the_function():
         raise RuntimeError(f"unit {u}")
 
     with pytest.raises(RuntimeError, match="unit 0"):
-        list(run_units(boom, [0, 1], jobs=2))
+        list(run_units(boom, [0, 1, 2], jobs=2))
 
 
 def test_parallel_false_runs_in_the_stage_process():
@@ -66,6 +66,20 @@ def test_parallel_false_runs_in_the_stage_process():
     assert pids == [os.getpid()] * 3
     workers = set(run_units(lambda u: os.getpid(), list(range(6)), jobs=2))
     assert os.getpid() not in workers
+
+
+def test_units_too_few_for_a_cluster_run_in_the_stage_process():
+    """With no more units than workers (the default `executor.min_units`), a local cluster would
+    cost its start-up and a second load of everything per worker: the units run in the stage
+    process. `min_units: 1` starts the cluster anyway."""
+    executor.configure(ExecutorConfig(jobs=2))
+    assert set(run_units(lambda u: os.getpid(), [0, 1])) == {os.getpid()}
+    executor.configure(ExecutorConfig(jobs=2, min_units=1))
+    assert os.getpid() not in set(run_units(lambda u: os.getpid(), [0, 1]))
+    executor.configure(None)
+    assert config_from_params({"executor": {"min_units": 5}}).min_units == 5
+    with pytest.raises(ExecutorError, match="min_units` must be >= 0"):
+        config_from_params({"executor": {"min_units": -1}})
 
 
 # -- params ----------------------------------------------------------------------------------------
@@ -123,20 +137,20 @@ def test_cuda_unit_without_a_gpu_worker_is_a_clear_error():
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: its local cluster declares it")
     with pytest.raises(ExecutorError, match="no worker of the executor .* has a GPU"):
-        list(run_units(_square, [1, 2], jobs=2, device="cuda"))
+        list(run_units(_square, [1, 2, 3], jobs=2, device="cuda"))
 
 
 def test_worker_that_cannot_see_the_data_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(executor, "_sees", lambda root: False)  # the patch reaches the forked workers
     executor.configure(ExecutorConfig(jobs=2, root=str(tmp_path)))
     with pytest.raises(ExecutorError, match=f"cannot read {tmp_path}.*filesystem every worker sees"):
-        list(run_units(_square, [1, 2]))
+        list(run_units(_square, [1, 2, 3]))
 
 
 def test_worker_with_other_code_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(executor, "_worker_code", lambda: "an older checkout")
     with pytest.raises(ExecutorError, match="run other planarena code"):
-        list(run_units(_square, [1, 2], jobs=2))
+        list(run_units(_square, [1, 2, 3], jobs=2))
 
 
 # -- faults: a worker killed during a stage ----------------------------------------------------------
@@ -303,7 +317,7 @@ def test_stage_reports_executor_errors_in_one_line(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "stages" / "resolve.py")], cwd=work, capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert proc.returncode == 1, proc.stderr
-    assert proc.stderr.strip().splitlines() == ["error: params: `jobs` and `executor.retries` must be >= 0"]
+    assert proc.stderr.strip().splitlines() == ["error: params: `jobs`, `executor.retries` and `executor.min_units` must be >= 0"]
 
 
 def test_executor_params_rerun_no_stage():

@@ -55,6 +55,45 @@ def test_closure_matches_the_modules_python_actually_imports():
         assert loaded <= set(inputs.import_closure([entry])), loaded - set(inputs.import_closure([entry]))
 
 
+def _fresh_code_facts(monkeypatch, facts_file):
+    """This process's code facts forgotten, as in a new stage process reading ``facts_file``."""
+    monkeypatch.setattr(inputs, "FACTS_FILE", facts_file)
+    monkeypatch.setattr(inputs, "_FACTS", None)
+    for fn in (inputs._file_facts, inputs._module_imports, inputs._module_hash, inputs._parse):
+        getattr(fn, "cache_clear", lambda: None)()
+
+
+def test_code_facts_are_kept_across_processes_and_follow_file_stamps(tmp_path, monkeypatch):
+    """A stage process reads the AST facts of unchanged files from the facts file (no parsing);
+    a file whose stamp differs is parsed again, whatever the table says of it."""
+    facts = tmp_path / "facts.json"
+    _fresh_code_facts(monkeypatch, facts)
+    want = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
+    assert facts.exists()
+
+    _fresh_code_facts(monkeypatch, facts)
+    real_parse = inputs._parse
+
+    def no_parse(path):
+        raise AssertionError(f"parsed {path} although its stamp is unchanged")
+    monkeypatch.setattr(inputs, "_parse", no_parse)
+    assert inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric") == want
+
+    table = json.loads(facts.read_text())
+    key = "runner/executor.py"
+    table["files"][key]["hash"] = {"": "not-the-hash"}
+    facts.write_text(json.dumps(table))
+    _fresh_code_facts(monkeypatch, facts)  # a matching stamp: the table is trusted
+    got = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
+    assert got["planarena.runner.executor"] == "not-the-hash"
+    table["files"][key]["stamp"] = [0, 0]
+    facts.write_text(json.dumps(table))
+    monkeypatch.setattr(inputs, "_parse", real_parse)
+    _fresh_code_facts(monkeypatch, facts)  # another stamp: the file is hashed again
+    got = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
+    assert got == want and json.loads(facts.read_text())["files"][key]["stamp"] != [0, 0]
+
+
 def test_code_hash_ignores_comments_but_not_code(tmp_path, monkeypatch):
     a = ast.parse("x = 1  # a comment\n\n\ndef f():\n    return x\n")
     b = ast.parse("x = 1\ndef f():\n    return x  # other\n")

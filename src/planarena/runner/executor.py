@@ -7,8 +7,11 @@ and any number of workers. The stage process alone writes records.
 
 Where the units run (params ``jobs`` and ``executor``, set once per stage by :func:`configure`):
 
-- **serial**: in the stage process, when the executor is local and ``jobs`` is 1 (or there is a
-  single unit);
+- **serial**: in the stage process, when the executor is local and ``jobs`` is 1, or the units
+  are too few to pay for worker processes: fewer than ``executor.min_units`` (default: one more
+  than the workers, so that some worker runs two units). With at most one unit per worker, the
+  cluster saves at most the shorter units' time, and costs its start-up and a second load of
+  every model and problem on each worker (1-2 s for a WL-XGB evaluate stage: docs/cost.md);
 - **local cluster** (the default; nothing to start): a ``dask.distributed`` ``LocalCluster`` of
   ``jobs`` single-threaded worker processes (0 = one per core), started by the stage when it first
   needs it and closed when the stage ends. Workers are forked from the stage process (Linux), so
@@ -58,7 +61,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 #: keys of the ``executor`` params block and of ``executor.slurm``
-EXECUTOR_KEYS = ("address", "slurm", "retries", "connect_timeout", "memory_limit")
+EXECUTOR_KEYS = ("address", "slurm", "retries", "connect_timeout", "memory_limit", "min_units")
 SLURM_KEYS = ("queue", "account", "cores", "processes", "memory", "walltime", "jobs", "gpus",
               "job_extra_directives", "job_script_prologue", "local_directory", "python", "interface")
 
@@ -74,8 +77,9 @@ class ExecutorConfig:
     existing ``dask scheduler``; ``slurm``: ``SLURMCluster`` settings; ``retries``: reruns of a
     unit whose worker died (Dask's ``allowed-failures``); ``connect_timeout`` (s): how long to wait
     for a scheduler and its first worker; ``memory_limit``: per local worker (``0``: none, as a
-    plain process; else Dask's notation, e.g. ``"4GB"``); ``root``: the data root every worker must
-    see (the stage's ``Layout.root``)."""
+    plain process; else Dask's notation, e.g. ``"4GB"``); ``min_units``: the fewest units a local
+    cluster is started for (0: one more than its workers; fewer run in the stage process);
+    ``root``: the data root every worker must see (the stage's ``Layout.root``)."""
 
     jobs: int = 0
     address: str | None = None
@@ -83,6 +87,7 @@ class ExecutorConfig:
     retries: int = 2
     connect_timeout: float = 60.0
     memory_limit: str | int = 0
+    min_units: int = 0
     root: str = "data"
     extra: dict = field(default_factory=dict)
 
@@ -133,13 +138,15 @@ def config_from_params(params: dict, root: str | os.PathLike = "data") -> Execut
         retries = int(block.get("retries", 2))
         timeout = float(block.get("connect_timeout", 60))
         jobs = int(params.get("jobs", 0) or 0)
+        min_units = int(block.get("min_units", 0) or 0)
     except (TypeError, ValueError):
-        raise ExecutorError("params: `jobs`, `executor.retries` and `executor.connect_timeout` must be numbers") from None
-    if retries < 0 or jobs < 0:
-        raise ExecutorError("params: `jobs` and `executor.retries` must be >= 0")
+        raise ExecutorError("params: `jobs`, `executor.retries`, `executor.connect_timeout` and "
+                            "`executor.min_units` must be numbers") from None
+    if retries < 0 or jobs < 0 or min_units < 0:
+        raise ExecutorError("params: `jobs`, `executor.retries` and `executor.min_units` must be >= 0")
     return ExecutorConfig(jobs=jobs, address=address or None, slurm=dict(slurm) if slurm else None, retries=retries,
                           connect_timeout=timeout, memory_limit=block.get("memory_limit", 0) or 0,
-                          root=str(Path(root).resolve()))
+                          min_units=min_units, root=str(Path(root).resolve()))
 
 
 #: the configuration of this process (set by :func:`configure`; local with all cores until then)
@@ -389,7 +396,8 @@ def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
             should not raise for an ordinary failure (return an outcome instead).
         jobs: local workers (default: the configured ``jobs``); ignored by a remote executor.
         device: the torch device param of the units (``cuda``: they need a worker with a GPU).
-        parallel: False runs the units in the stage process whatever the executor.
+        parallel: False runs the units in the stage process whatever the executor (so do units
+            fewer than ``executor.min_units`` on a local executor: see the module).
         on_failure: the result of a unit that kept killing its worker (``retries`` exhausted),
             given the unit and the reason; without it, that raises :class:`RuntimeError`.
 
@@ -399,8 +407,9 @@ def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
     units = list(units)
     cfg = current()
     local_workers = n_workers(jobs if jobs is not None else cfg.jobs)
+    few = len(units) < (cfg.min_units or local_workers + 1)
     bar = tqdm(total=len(units), desc=desc, disable=not (show and desc), file=sys.stderr)
-    if not parallel or (cfg.mode == "local" and (local_workers <= 1 or len(units) <= 1)):
+    if not parallel or (cfg.mode == "local" and (local_workers <= 1 or few)):
         for unit in units:
             yield fn(unit)
             bar.update()

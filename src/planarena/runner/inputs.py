@@ -27,6 +27,8 @@ import ast
 import copy
 import functools
 import hashlib
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,14 +118,71 @@ def _parse(path: Path) -> tuple[str, ast.Module]:
     return text, ast.parse(text)
 
 
+#: AST facts of each module file, kept across processes beside the bytecode cache:
+#: ``{"python": "3.11", "files": {relative path: {"stamp": [mtime_ns, size], "registry": bool,
+#: "imports": [names], "hash": {registry key: hash}}}}``. Parsing and dumping the ASTs of an
+#: evaluate stage's ~50 modules took 0.46-0.75 s of every stage process; a file whose stamp is
+#: unchanged is not read again. A file edited keeps its name but gets a new stamp.
+FACTS_FILE = SRC / "__pycache__" / "planarena-code-facts.json"
+_FACTS: dict | None = None
+_FACTS_DIRTY = False
+
+
+def _facts_table() -> dict:
+    """The ``files`` table of :data:`FACTS_FILE` (empty when absent, unreadable or written by
+    another Python: ``ast.dump`` differs between versions)."""
+    global _FACTS
+    if _FACTS is None:
+        python = "%d.%d" % sys.version_info[:2]
+        try:
+            data = json.loads(FACTS_FILE.read_text())
+            _FACTS = data["files"] if data.get("python") == python else {}
+        except (OSError, ValueError, KeyError, TypeError):
+            _FACTS = {}
+    return _FACTS
+
+
+def _save_facts() -> None:
+    """Write :data:`FACTS_FILE` if this process added to it (a read-only install keeps none)."""
+    global _FACTS_DIRTY
+    if not _FACTS_DIRTY:
+        return
+    _FACTS_DIRTY = False
+    try:
+        FACTS_FILE.parent.mkdir(exist_ok=True)
+        atomic_write_json(FACTS_FILE, {"python": "%d.%d" % sys.version_info[:2], "files": _facts_table()})
+    except OSError:
+        pass
+
+
+@functools.lru_cache(maxsize=None)
+def _file_facts(name: str) -> dict:
+    """The facts of module ``name``'s file (:data:`FACTS_FILE`): read from the table when its
+    stamp matches, else computed from the AST and added."""
+    global _FACTS_DIRTY
+    path = module_file(name)
+    st = path.stat()
+    stamp = [st.st_mtime_ns, st.st_size]
+    table, key = _facts_table(), str(path.relative_to(SRC))
+    entry = table.get(key)
+    if entry is None or entry.get("stamp") != stamp:
+        text, tree = _parse(path)
+        entry = table[key] = {"stamp": stamp, "registry": "REGISTRY" in text,
+                              "imports": sorted(_named_imports(name, tree)), "hash": {}}
+        _FACTS_DIRTY = True
+    return entry
+
+
 @functools.lru_cache(maxsize=None)
 def _module_imports(name: str) -> frozenset[str]:
-    """:func:`_imports` of module ``name`` (cached per process, like :func:`_parse`)."""
-    return frozenset(_imports(name, _parse(module_file(name))[1]))
+    """The ``planarena`` modules that module ``name`` imports anywhere (function-level imports
+    included), cached per process and in :data:`FACTS_FILE`."""
+    return frozenset(_planarena_modules(_file_facts(name)["imports"]))
 
 
-def _imports(name: str, tree: ast.AST) -> set[str]:
-    """Every ``planarena`` module imported anywhere in ``tree`` (function-level imports included)."""
+def _named_imports(name: str, tree: ast.AST) -> set[str]:
+    """Every dotted name an import statement of ``tree`` names (relative imports resolved; for
+    ``from pkg import x`` both ``pkg`` and ``pkg.x``), modules or not."""
     is_pkg = module_file(name).name == "__init__.py"
     here = name if is_pkg else name.rpartition(".")[0]
     found: set[str] = set()
@@ -139,6 +198,11 @@ def _imports(name: str, tree: ast.AST) -> set[str]:
                 mod = node.module or ""
             found.add(mod)
             found.update(f"{mod}.{a.name}" for a in node.names)  # `from pkg import module`
+    return found
+
+
+def _planarena_modules(found) -> set[str]:
+    """The ``planarena`` modules among the dotted names ``found``, with their parent packages."""
     out = set()
     for mod in found:
         if module_file(mod) is None:
@@ -164,11 +228,18 @@ def import_closure(roots: list[str]) -> list[str]:
 @functools.lru_cache(maxsize=None)
 def _module_hash(name: str, cut_registry: bool, registry_name: str | None) -> str:
     """AST hash of module ``name``; with ``cut_registry`` its ``REGISTRY`` keeps only the entry
-    ``registry_name`` (cached per process: the 28 method stages share most modules)."""
-    tree = _parse(module_file(name))[1]
-    if cut_registry:
-        tree = _registry_entry_only(copy.deepcopy(tree), registry_name)
-    return _code_hash(tree)
+    ``registry_name`` (cached per process: the 28 method stages share most modules; and in
+    :data:`FACTS_FILE`)."""
+    global _FACTS_DIRTY
+    hashes = _file_facts(name)["hash"]
+    key = f"registry:{registry_name}" if cut_registry else ""
+    if key not in hashes:
+        tree = _parse(module_file(name))[1]
+        if cut_registry:
+            tree = _registry_entry_only(copy.deepcopy(tree), registry_name)
+        hashes[key] = _code_hash(tree)
+        _FACTS_DIRTY = True
+    return hashes[key]
 
 
 def _code_hash(tree: ast.AST) -> str:
@@ -206,8 +277,9 @@ def code_fingerprint(roots: list[str], script: str | None = None, registry_name:
     dirs: set[Path] = set()
     for name in import_closure(roots):
         path = module_file(name)
-        out[name] = _module_hash(name, "REGISTRY" in _parse(path)[0], registry_name)
+        out[name] = _module_hash(name, _file_facts(name)["registry"], registry_name)
         dirs.add(path.parent)
+    _save_facts()
     for d in sorted(dirs):
         for f in sorted(d.iterdir()):
             if f.suffix in DATA_SUFFIXES and f.is_file():

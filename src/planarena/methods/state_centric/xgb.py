@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
@@ -122,7 +123,7 @@ class XGBTransitionModel(TransitionModel):
             DivergedError: NaN/inf in the data or a non-finite evaluation metric.
             ValueError: malformed trajectories, mismatched dimensions, or no training transitions.
         """
-        import xgboost as xgb
+        xgb = _xgboost()
 
         start = time.perf_counter()
         tr = self._prepare(train, "train")
@@ -230,7 +231,7 @@ class XGBTransitionModel(TransitionModel):
             booster_file.unlink()
 
     def _load_payload(self, directory: Path) -> None:
-        import xgboost as xgb
+        xgb = _xgboost()
 
         with np.load(directory / "targets.npz") as z:
             self.fitted_cols = z["fitted_cols"].astype(np.int64)
@@ -240,9 +241,31 @@ class XGBTransitionModel(TransitionModel):
         self._configure_predict()
 
 
+def _xgboost():
+    """The ``xgboost`` module, imported without its scikit-learn bridge when nothing has imported
+    scikit-learn yet.
+
+    ``import xgboost`` imports scikit-learn if it is installed (and with it scipy.stats and pandas)
+    only to offer ``XGBRegressor``; this family uses ``xgboost.train`` and ``xgboost.Booster``.
+    Measured in an evaluate stage process: 1.04 s for ``import xgboost`` with the bridge, 0.19 s
+    without, paid again by every executor worker (docs/cost.md). scikit-learn stays importable
+    afterwards; only xgboost's own scikit-learn classes are then unavailable in this process.
+    """
+    if "xgboost" in sys.modules or "sklearn" in sys.modules:
+        import xgboost
+
+        return xgboost
+    sys.modules["sklearn"] = None  # type: ignore[assignment]  # `import sklearn` raises ImportError
+    try:
+        import xgboost
+    finally:
+        del sys.modules["sklearn"]
+    return xgboost
+
+
 def _TimeBudget(seconds):
     """xgboost callback that stops boosting once ``seconds`` have passed (``None``: never)."""
-    import xgboost as xgb
+    xgb = _xgboost()
 
     class _Budget(xgb.callback.TrainingCallback):
         def __init__(self):
