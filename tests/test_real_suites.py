@@ -1,7 +1,7 @@
 """Real third-party suites load: one problem of every IPC 2023 Learning Track domain and every SATr
 domain goes through the ``generate`` stage, and the smallest training problem of each is planned by
-Fast Downward and validated by unified-planning. Skipped when the third-party benchmark folders
-beside the checkout (``SHARED_BENCHMARKS``; docs/params.md#third-party-folders) are absent."""
+Fast Downward and validated by the independent validator (``planarena.core.validation``). Skipped
+when the third-party benchmark folders beside the checkout (``SHARED_BENCHMARKS``; docs/params.md#third-party-folders) are absent."""
 
 import pytest
 from conftest import SHARED_BENCHMARKS

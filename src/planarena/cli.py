@@ -147,7 +147,7 @@ def plan_problem(
 
 @app.command()
 def validate(domain_file: Path, problem_file: Path, plan_file: Path) -> None:
-    """Validate a plan file with unified-planning's SequentialPlanValidator.
+    """Validate a plan file with planarena's independent PDDL validator (``planarena.core.validation``).
 
     Prints ``valid: <plan>: <n> steps, cost <c>`` (exit 0) or ``invalid: <plan>: step <i>:
     <action>: ...`` naming the unmet precondition, or the unmet goal atoms (exit 1)."""

@@ -26,9 +26,10 @@ class ResultRecord:
 
     Fields: ``wall_time`` in seconds; ``peak_memory_mb`` in MiB or ``None`` if unknown;
     ``plan`` is the list of ground actions as ``"(name obj ...)"``; ``validated`` is the verdict of
-    the independent validator named in ``validated_by`` (unified-planning's
-    SequentialPlanValidator); ``config_hash`` fingerprints the method params and inputs, so that a
-    resumed run only skips records made with the same configuration.
+    the independent validator named in ``validated_by``
+    (:data:`planarena.core.validation.VALIDATOR_NAME`; records written before 2026-11-26 name
+    unified-planning's SequentialPlanValidator); ``config_hash`` fingerprints the method params and
+    inputs, so that a resumed run only skips records made with the same configuration.
     """
 
     method: str

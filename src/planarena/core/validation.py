@@ -1,18 +1,27 @@
-"""Independent plan validation with unified-planning's ``SequentialPlanValidator``.
+"""Independent plan validation: planarena's own PDDL validator on the ``pddl`` package's parser.
 
 Independent validation (docs/concepts.md#tasks): a plan counts as solved only if this validator,
-reading the PDDL files (not the method's own simulator, not pymimir), accepts it. The parsed UP
-problem is cached per (domain file, problem file), so validating many plans of one problem parses it
-once.
+reading the PDDL files (not the method's own simulator, not pymimir), accepts it. The files are
+parsed by the ``pddl`` package (AI-Planning/pddl) and plans executed under PDDL 2.1 semantics
+(Fox & Long 2003) by :mod:`planarena.core.pddl_semantics`. Plans are sequences of IPC plan-file
+lines ``(action obj ...)`` (case-insensitive; ``;`` comments are the caller's to strip).
+
+Each domain file is parsed once and each (domain, problem) pair once per process (cached by path,
+modification time and size), so validating many plans of one problem parses it once.
+
+:func:`validate_plan_up` is unified-planning's ``SequentialPlanValidator`` behind the same API: the
+cross-check oracle of the tests and ``benchmarks/bench_validate.py`` (about 10x slower at IPC size).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-VALIDATOR_NAME = "unified-planning SequentialPlanValidator"
+VALIDATOR_NAME = "planarena PDDL validator (pddl parser)"
+ORACLE_NAME = "unified-planning SequentialPlanValidator"
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,131 @@ class Verdict:
     reason: str | None = None
     step: int | None = None
     cost: float | None = None
+
+
+def _file_key(path: str) -> tuple[str, int, int]:
+    """(path, mtime_ns, size): the cache key of a file, so an edited file is parsed again."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the PDDL file: {exc.strerror or exc}") from None
+    return path, st.st_mtime_ns, st.st_size
+
+
+def _text(path: str) -> str:
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read the PDDL file: {exc}") from None
+
+
+@functools.lru_cache(maxsize=32)
+def _domain(key: tuple[str, int, int]):
+    from planarena.core.pddl_parsers import domain_parser
+    from planarena.core.pddl_semantics import parse
+
+    return parse(domain_parser(), _text(key[0]), key[0])
+
+
+@functools.lru_cache(maxsize=16)
+def _task(domain_key: tuple[str, int, int], problem_key: tuple[str, int, int]):
+    from planarena.core.pddl_parsers import problem_parser
+    from planarena.core.pddl_semantics import build_task, parse
+
+    problem = parse(problem_parser(), _text(problem_key[0]), problem_key[0])
+    return build_task(_domain(domain_key), problem, domain_key[0], problem_key[0])
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _unmet_text(unmet: list[str]) -> str:
+    return f"{', '.join(unmet)} {'does' if len(unmet) == 1 else 'do'} not hold"
+
+
+def _bind(task, step: int, text: str):
+    """(action, binding) for plan step ``text``, or the reason it names no action of ``task``:
+    not an action, unknown action, wrong number of arguments, unknown object or wrong type."""
+    t = text.strip().lower()
+    toks = (t[1:-1] if t.startswith("(") and t.endswith(")") else t).split()
+    if not toks:
+        return f"step {step}: {text!r} is not an action (expected '(name arg ...)')"
+    name, args = toks[0], toks[1:]
+    action = task.actions.get(name)
+    if action is None:
+        return f"step {step}: {text}: unknown action {name!r} (the domain has {', '.join(sorted(task.actions))})"
+    params = action.parameters
+    if len(args) != len(params):
+        names = " ".join(f"?{p.name}" for p in params)
+        return f"step {step}: {text}: {name} takes {_plural(len(params), 'argument')} ({names}), got {len(args)}"
+    for p, obj in zip(params, args):
+        if obj not in task.objects:
+            return f"step {step}: {text}: unknown object {obj!r}"
+        if not task.is_of(obj, p.type_tags):
+            want = " or ".join(sorted(map(str, p.type_tags)))
+            return f"step {step}: {text}: ?{p.name} must be of type {want}, {obj!r} is of type {task.objects[obj]}"
+    return action, {p.name: obj for p, obj in zip(params, args)}
+
+
+def validate_plan(domain_file: str | Path, problem_file: str | Path, actions: list[str]) -> Verdict:
+    """Validate a sequential plan (list of ``"(action obj ...)"``) against the PDDL files.
+
+    Returns a :class:`Verdict`; never raises for an invalid plan. Its reason names the first bad
+    step (1-based), the action and what is wrong: first the first step that names no action of the
+    domain (an unknown action or object, a wrong number of arguments, an argument of the wrong
+    type: the plan is checked whole before it is executed, as VAL and unified-planning do), then
+    the first step whose precondition conjuncts do not hold; or, when every step applies, the goal
+    conjuncts that do not hold at the end (an empty plan for a problem whose initial state is not a
+    goal is invalid that way).
+
+    Raises:
+        ValueError: the PDDL files cannot be read or parsed, or the problem does not fit the domain
+            (the message starts with the bad file's path).
+    """
+    from planarena.core.pddl_semantics import Undefined, conjuncts, show
+
+    task = _task(_file_key(str(domain_file)), _file_key(str(problem_file)))
+    state, fluents = set(task.init), dict(task.fluents)
+    steps = [_bind(task, i, text) for i, text in enumerate(actions, 1)]
+    for i, bound in enumerate(steps, 1):  # a plan must be well-formed before it is executed (as VAL and UP)
+        if isinstance(bound, str):
+            return Verdict(False, bound, step=i)
+    for i, (text, (action, b)) in enumerate(zip(actions, steps), 1):
+        pre = action.precondition
+        try:
+            if pre is not None and not task.holds(pre, state, fluents, b):
+                unmet = [show(c, b) for c in conjuncts(pre) if not _safe_holds(task, c, state, fluents, b)]
+                word = "precondition" if len(unmet) == 1 else "preconditions"
+                return Verdict(False, f"step {i}: {text}: {word} {_unmet_text(unmet)}", step=i)
+            task.apply(action, b, state, fluents)
+        except (Undefined, ZeroDivisionError) as exc:
+            return Verdict(False, f"step {i}: {text}: {exc}", step=i)
+    if task.goal is not None and not _safe_holds(task, task.goal, state, fluents, {}):
+        unmet = [show(c, {}) for c in conjuncts(task.goal) if not _safe_holds(task, c, state, fluents, {})]
+        return Verdict(False, f"goal not reached after {_plural(len(actions), 'step')}: {_unmet_text(unmet)}")
+    if task.metric is None:
+        return Verdict(True, cost=float(len(actions)))
+    try:
+        return Verdict(True, cost=task.value(task.metric, fluents, {}))
+    except (Undefined, ZeroDivisionError) as exc:
+        return Verdict(False, f"the plan's cost (:metric) is undefined: {exc}")
+
+
+def _safe_holds(task, f, state, fluents, b) -> bool:
+    """``task.holds``, with a numeric fluent without a value (or a division by zero) read as false."""
+    from planarena.core.pddl_semantics import Undefined
+
+    try:
+        return task.holds(f, state, fluents, b)
+    except (Undefined, ZeroDivisionError):
+        return False
+
+
+# ------------------------------------------------------------------------------------------------
+# The cross-check oracle: unified-planning 1.3.0 (slow at IPC size: its pyparsing parse and its
+# simulator's state handling); same API and reason forms as validate_plan.
+# ------------------------------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=1)
@@ -125,14 +259,12 @@ def _step_error(problem, step: int, text: str) -> str | None:
     return None
 
 
-def validate_plan(domain_file: str | Path, problem_file: str | Path, actions: list[str]) -> Verdict:
-    """Validate a sequential plan (list of ``"(action obj ...)"``) against the PDDL files.
+def validate_plan_up(domain_file: str | Path, problem_file: str | Path, actions: list[str]) -> Verdict:
+    """:func:`validate_plan` by unified-planning's ``SequentialPlanValidator`` (the oracle).
 
-    Returns a :class:`Verdict`; never raises for an invalid plan. Its reason names the first bad
-    step (1-based), the action and what is wrong: an unknown action or object, a wrong number of
-    arguments, or the precondition atoms that do not hold; or, when every step applies, the goal
-    atoms that do not hold at the end (an empty plan for a problem whose initial state is not a
-    goal is invalid that way).
+    Same verdicts and reason forms, except: a step whose precondition UP's grounder finds false on
+    static atoms is reported without the atoms; a step with an argument of the wrong type is
+    reported with UP's plan parser's message.
 
     Raises:
         ValueError: the PDDL files themselves cannot be parsed by unified-planning (names the file).
@@ -146,6 +278,12 @@ def validate_plan(domain_file: str | Path, problem_file: str | Path, actions: li
     try:
         plan = reader.parse_plan_string(problem, "\n".join(actions) + "\n")
     except Exception as exc:  # noqa: BLE001 - UP's plan parser raises several types
+        for i, act in enumerate(actions, 1):  # the first step UP's plan parser rejects on its own
+            try:
+                reader.parse_plan_string(problem, act + "\n")
+            except Exception as step_exc:  # noqa: BLE001
+                why = step_exc or type(step_exc).__name__
+                return Verdict(False, f"step {i}: {act}: unified-planning: {why}", step=i)
         return Verdict(False, f"plan does not parse against the problem: {exc or type(exc).__name__}")
     result = _validator().validate(problem, plan)
     if result.status.name == "VALID":

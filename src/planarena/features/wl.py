@@ -91,6 +91,7 @@ from planarena import config
 from planarena.config import SPLITS, Layout
 from planarena.core.io import atomic_write, atomic_write_json
 from planarena.core.pddl import atom_indices, atom_text
+from planarena.core.pddl_parsers import domain_parser, problem_parser
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories, trajectory_file
 
@@ -164,26 +165,6 @@ def _native_stdout_silenced() -> Iterator[None]:
 
 # --------------------------------------------------------------------------------------- PDDL side
 
-_PROBLEM_PARSER = None
-
-
-def _parse_pddl_problem(path: Path):
-    """``pddl.parse_problem`` without rebuilding the Lark grammar on every call.
-
-    ``pddl.parse_problem`` (0.4.1) compiles its grammar each time (~0.1-0.2 s per file, which
-    dominated the stage); the compiled parser is kept and a fresh (stateful) transformer is made per
-    file. Falls back to ``pddl.parse_problem`` if pddl's internals move.
-    """
-    global _PROBLEM_PARSER
-    try:
-        from pddl.helpers.base import call_parser
-        from pddl.parser.problem import ProblemParser, ProblemTransformer
-    except ImportError:  # pragma: no cover - other pddl versions
-        return pddl.parse_problem(str(path))
-    if _PROBLEM_PARSER is None:
-        _PROBLEM_PARSER = ProblemParser()
-    return call_parser(path.read_text(), _PROBLEM_PARSER._parser, ProblemTransformer())
-
 
 def _effect_predicates(node, out: set[str]) -> None:
     """Names of the predicates that an action effect (tree of pddl objects) adds or deletes."""
@@ -232,7 +213,7 @@ class PDDLCache:
         if not self.domain_file.exists():
             raise FileNotFoundError(f"{self.domain_file}: domain file not found")
         try:
-            self.pddl_domain = pddl.parse_domain(str(self.domain_file))
+            self.pddl_domain = domain_parser()(self.domain_file.read_text())
             self.domain = to_wlplan_domain(self.pddl_domain)
         except Exception as exc:  # lark / pddl errors have many types
             raise WLEmbeddingError(f"{self.domain_file}: cannot parse PDDL domain: {exc}") from exc
@@ -296,7 +277,7 @@ class PDDLCache:
         if not path.exists():
             raise FileNotFoundError(f"{path}: problem file not found")
         try:
-            pddl_problem = _parse_pddl_problem(path)
+            pddl_problem = problem_parser()(path.read_text())
             problem = to_wlplan_problem(self.pddl_domain, pddl_problem)
         except Exception as exc:
             raise WLEmbeddingError(
@@ -357,27 +338,27 @@ class PDDLCache:
         from): fluent and derived atoms by pymimir index (each index converted to a wlplan atom
         once per problem), plus the problem's static atoms. The same state as :meth:`state` of
         :func:`planarena.core.pddl.atoms_of` (atoms in another order; WL is order-invariant)."""
-        fluent, derived = atom_indices(state)
         if parsed.index_owner is not problem:  # another parse of the file: its indices differ
             parsed.by_index, parsed.index_owner = ({}, {}, []), problem
-        out = list(parsed.statics)
-        for kind, indices in ((0, fluent), (1, derived)):
-            cache = parsed.by_index[kind]
-            try:
-                atoms = [cache[i] for i in indices]
-            except KeyError:
+        fluent, derived, static_hits = parsed.by_index
+        adv = state._advanced_state  # the index vectors, read without copies (atom_indices)
+        try:
+            out = parsed.statics + [fluent[i] for i in adv.get_fluent_atoms()] + [
+                derived[i] for i in adv.get_derived_atoms()]
+        except KeyError:  # an index met for the first time: its atom, once per problem
+            for kind, indices in enumerate(atom_indices(state)):
+                cache = parsed.by_index[kind]
                 for i in indices:
                     if i not in cache:
                         text = atom_text(problem, i, derived=bool(kind))
                         if text in parsed.static_keys:
                             cache[i] = None
-                            parsed.by_index[2].append(i)
+                            static_hits.append(i)
                         else:
                             cache[i] = self.atom(text, str(parsed.path))
-                atoms = [cache[i] for i in indices]
-            if parsed.by_index[2] and any(a is None for a in atoms):
-                atoms = [a for a in atoms if a is not None]  # fluent indices whose text is static
-            out.extend(atoms)
+            return self.mimir_state(parsed, problem, state)
+        if static_hits and any(a is None for a in out):
+            out = [a for a in out if a is not None]  # fluent indices whose text is static
         return State(out)
 
     def goal_state(self, parsed: _ParsedProblem) -> State:

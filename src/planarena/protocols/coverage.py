@@ -1,7 +1,7 @@
 """Coverage protocol (task ``plan``): one attempt per (problem, seed), every plan validated.
 
-A plan counts as solved only when the independent validator (unified-planning's sequential plan
-validator, :mod:`planarena.core.validation`) accepts it; the method's own simulator never decides
+A plan counts as solved only when the independent validator (:mod:`planarena.core.validation`:
+PDDL semantics on the ``pddl`` package's parse, never pymimir) accepts it; the method's own simulator never decides
 coverage (docs/concepts.md#tasks). A method that raises is recorded as outcome ``error`` with the
 exception text, never a crashed stage.
 
@@ -111,7 +111,8 @@ def lockstep_units(todo: list[tuple[ProblemEntry, int]], batch: int) -> list[lis
 
 
 def record(ctx: "EvalContext", entry: ProblemEntry, seed: int, res: Attempt, elapsed: float) -> ResultRecord:
-    """The result record of one attempt; a claimed plan is validated here (unified-planning)."""
+    """The result record of one attempt; a claimed plan is validated here (:func:`validate_plan`,
+    each problem parsed once per process)."""
     method, ps = ctx.method, ctx.problems
     validated, reason, by = False, None, None
     if res.outcome == "solved" and res.plan is not None:

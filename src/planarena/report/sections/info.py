@@ -29,6 +29,7 @@ KEY_PACKAGES: tuple[str, ...] = (
     "wlplan",
     "up-fast-downward",
     "unified-planning",
+    "pddl",
     "torch",
     "xgboost-cpu",
     "sentence-transformers",
