@@ -348,23 +348,29 @@ def stage_workspace(s, args) -> Path:
     return dest
 
 
-def run_stage(ws: Path, args) -> dict:
+def run_stage(ws: Path, args, src: Path | None = None) -> dict:
+    """``planarena stage evaluate`` in ``ws``, timed; ``src``: another planarena's ``src`` folder
+    (``--baseline-src``) put first on ``PYTHONPATH``."""
     results = ws / "data" / "results" / f"{args.method}.jsonl"
     results.unlink(missing_ok=True)
     exe = Path(sys.executable).parent / "planarena"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "from planarena.cli import main; main()"]
+    cmd = [str(exe)] if exe.exists() and src is None else [sys.executable, "-c", "from planarena.cli import main; main()"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))) \
+        if src is not None else None
     start = time.perf_counter()
-    proc = subprocess.run(cmd + ["stage", "evaluate", args.method], cwd=ws, capture_output=True, text=True)
+    proc = subprocess.run(cmd + ["stage", "evaluate", args.method], cwd=ws, capture_output=True, text=True, env=env)
     total = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"planarena stage evaluate {args.method} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     recs = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
     plan_recs = [r for r in recs if (r.get("extra") or {}).get("task", "plan") == "plan"]
     mine = {r["problem"]: r for r in plan_recs if r["domain"] == args.domain and r["split"] == args.split}
+    validator = sorted({r.get("validated_by") for r in plan_recs if r.get("validated_by")})
     rows = [{"problem": name, "solved": r["outcome"] == "solved", "plan": list(r.get("plan") or []),
              "steps": int((r.get("extra") or {}).get("steps", 0)), "validated": bool(r.get("validated"))}
             for name, r in sorted(mine.items())]
-    return {"total_s": total, "problems": rows, "plan_records": len(plan_recs), "records": len(recs)}
+    return {"total_s": total, "problems": rows, "plan_records": len(plan_recs), "records": len(recs),
+            "validated_by": validator}
 
 
 def _versions() -> dict:
@@ -434,6 +440,9 @@ def main(argv=None) -> int:
     ap.add_argument("--horizon", type=int, default=100, help="their max_steps (their horizon is max(this, 10 x objects))")
     ap.add_argument("--stage", action="store_true",
                     help="a third row: `planarena stage evaluate METHOD` end to end in a scratch copy of the workspace")
+    ap.add_argument("--baseline-src", type=Path, default=None,
+                    help="with --stage: a fourth row, the stage run by another planarena (its `src` folder, e.g. "
+                         "`git archive <commit> src | tar -x -C DIR`, then DIR/src); plans are compared with --stage's")
     ap.add_argument("--threads", type=int, default=None,
                     help="OMP/MKL/OpenBLAS threads of this process and the stage (default: 1 unless the variables "
                          "are set, as planarena's CLI pins them)")
@@ -463,12 +472,14 @@ def main(argv=None) -> int:
     print(f"authors' parsing and grounding (once, not timed): {s.cache.seconds:.2f} s", flush=True)
     load_before = _loadavg()
     ws = stage_workspace(s, args) if args.stage else None
-    rounds: dict[str, list[dict]] = {"authors": [], "planarena": [], **({"stage": []} if ws else {})}
+    base = args.baseline_src.resolve() if (ws and args.baseline_src) else None
+    rounds: dict[str, list[dict]] = {"authors": [], "planarena": [], **({"stage": []} if ws else {}),
+                                     **({"stage_baseline": []} if base else {})}
     try:
         for k in range(max(1, args.rounds)):
             for name in rounds:
                 r = (run_authors(s, args) if name == "authors" else run_planarena(s, args) if name == "planarena"
-                     else run_stage(ws, args))
+                     else run_stage(ws, args, base if name == "stage_baseline" else None))
                 rounds[name].append(r)
                 print(f"round {k + 1}: {name:9s} {r['total_s']:8.2f} s", flush=True)
     finally:
@@ -495,10 +506,12 @@ def main(argv=None) -> int:
             "total_s": round(med["total_s"], 3), "ms_per_step": round(1000 * med["total_s"] / max(1, steps), 4),
             "rounds_total_s": [round(r["total_s"], 3) for r in rs], "plans_same_every_round": deterministic,
             **({"model_calls": med["model_calls"]} if "model_calls" in med else {}),
-            **({"plan_records": med["plan_records"], "records": med["records"], "ms_per_step": None,
-                "note": "end to end: process start, model loading, every evaluated split in lockstep batches on "
-                        "`jobs` processes, successor ranking; steps, solved and plans are those of the split"}
-               if name == "stage" else {}),
+            **({"plan_records": med["plan_records"], "records": med["records"], "validated_by": med["validated_by"],
+                "note": "end to end: process start, imports, model and encoder loading, the split in lockstep "
+                        "batches (in the stage process or on `jobs` workers), validation, records; ms_per_step is "
+                        "the total over the decoding steps"
+                        + (f"; planarena from {base}" if name == "stage_baseline" else "")}
+               if name.startswith("stage") else {}),
         })
     problems = []
     for name in (e.problem for e in s.p.entries):
@@ -514,6 +527,10 @@ def main(argv=None) -> int:
             c = per[name]["stage"]
             row["stage"] = {"solved": c["solved"], "validated": c["validated"], "plan_length": len(c["plan"]),
                             "identical_to_planarena": c["solved"] == b["solved"] and c["plan"] == b["plan"]}
+        if "stage_baseline" in per[name]:
+            c, d = per[name]["stage"], per[name]["stage_baseline"]
+            row["stage_baseline"] = {"solved": d["solved"], "validated": d["validated"], "plan_length": len(d["plan"]),
+                                     "identical_to_stage": c["solved"] == d["solved"] and c["plan"] == d["plan"]}
         problems.append(row)
     identical = sum(r["identical"] for r in problems)
     for row in rows:
@@ -527,9 +544,15 @@ def main(argv=None) -> int:
         print(f"{r['decoder']:10s} {r['problems']:8d} {r['solved']:6d} {r['validated']:5d} {r['steps']:6d} "
               f"{r['total_s']:8.2f} {per_step:>8s}  {r['rounds_total_s']}"
               + ("" if r["plans_same_every_round"] else "  (plans changed between rounds)"))
-        if r["decoder"] == "stage":
+        if r["decoder"].startswith("stage"):
             print(f"{'':10s} (`planarena stage evaluate {args.method}`, end to end: {r['plan_records']} plan "
-                  f"attempts over every evaluated split, successor ranking, start-up)")
+                  f"attempts, start-up and validation included; validated by {', '.join(r['validated_by'])})")
+    ratio = {r["decoder"]: r for r in rows}
+    for name in ("planarena", "stage", "stage_baseline"):
+        if name in ratio:
+            a, b = ratio["authors"], ratio[name]
+            print(f"authors / {name}: total {a['total_s'] / b['total_s']:.2f}x, per step "
+                  f"{a['ms_per_step'] / b['ms_per_step']:.2f}x")
     print(f"plans identical (authors vs planarena, per problem; both unsolved counts as identical): "
           f"{identical}/{len(problems)}")
     for r in problems:
@@ -540,6 +563,8 @@ def main(argv=None) -> int:
         if "stage" in r:
             extra = f"  stage {'solved' if r['stage']['solved'] else 'unsolved'}/{r['stage']['plan_length']}" + (
                 " =planarena" if r["stage"]["identical_to_planarena"] else " !=planarena")
+        if "stage_baseline" in r:
+            extra += " =baseline" if r["stage_baseline"]["identical_to_stage"] else " !=baseline"
         print(f"  {r['problem']:18s} horizon {r['horizon']:3d}  authors {'solved' if a['solved'] else 'unsolved':8s} "
               f"len {a['plan_length']:3d} valid {str(a['validated']):5s}  planarena "
               f"{'solved' if b['solved'] else 'unsolved':8s} len {b['plan_length']:3d} valid {str(b['validated']):5s}"
