@@ -284,3 +284,21 @@ def test_l1_normalisation_applies_to_inputs_only():
     v2, _ = model.step(2 * s[:2], 3 * g)  # same normalised inputs -> same predicted delta, raw-space v_t
     np.testing.assert_allclose(v2 - 2 * s[:2], v1 - s[:2], atol=1e-5)
     assert hit_rate(model, VAL) >= 0.9
+
+
+def test_xgb_time_budget_counts_cpu_time_not_wall_time(monkeypatch):
+    """A budget decides when boosting stops, so it counts this process's CPU time: a loaded machine
+    (wall time passing, no CPU time) does not stop it; CPU time past the budget does."""
+    import time
+
+    from planarena.methods.state_centric.xgb import _TimeBudget
+
+    clock = {"cpu": 100.0, "wall": 100.0}
+    monkeypatch.setattr(time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(time, "perf_counter", lambda: clock["wall"])
+    budget = _TimeBudget(5.0)
+    budget.before_training(None)
+    clock["wall"] += 60.0  # a minute of other work on the machine
+    assert budget.after_iteration(None, 0, {}) is False and not budget.hit
+    clock["cpu"] += 5.5
+    assert budget.after_iteration(None, 1, {}) is True and budget.hit

@@ -171,8 +171,14 @@ def _folder_problems(folder: Path, domain_file: Path, origin: str, rule: dict,
     return layout, [FolderProblem(s, p, f"{origin}/{p.name}") for s, p in zip(splits, flat)]
 
 
+def folder_name(name: str) -> str:
+    """``name`` as a domain's folder name in the harness: lower case, each run of characters other
+    than ``a-z0-9_-`` one ``-`` (``Blocks World`` -> ``blocks-world``); ``domain`` if none is left."""
+    return _NAME_RE.sub("-", name.lower()).strip("-") or "domain"
+
+
 def _domain_name(folder: Path) -> str:
-    return _NAME_RE.sub("-", folder.resolve().name.lower()).strip("-") or "domain"
+    return folder_name(folder.resolve().name)
 
 
 def read_folders(params: dict, errors: list[str]) -> list[FolderDomain]:

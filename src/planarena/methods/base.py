@@ -342,7 +342,7 @@ class Method:
     def dropped_domains(self) -> dict[str, str]:
         """``{domain: reason}`` of the suite's domains this method does not run on (:meth:`not_applicable`)."""
         self.ps  # noqa: B018 - computes them
-        return dict(self._dropped)
+        return dict(getattr(self, "_dropped", {}))  # {} when ``ps`` was set directly
 
     def training_problems(self, domain: str) -> list:
         """The train-split entries of ``domain`` this method learns from: every one, or with the

@@ -27,6 +27,7 @@ from planarena.config import ConfigError, Layout, load_params
 from planarena.core.io import atomic_write_json
 from planarena.core.pddl import count_objects, read_pddl_file
 from planarena.core.problemset import ProblemEntry
+from planarena.datasets.folders import folder_name
 from planarena.runner.inputs import STAGES
 
 #: the data stages that write each data folder a method may declare, in pipeline order
@@ -45,7 +46,7 @@ DK_FILE = "planarena-dk.json"
 def _domain_name(domain_file: Path) -> str:
     """The domain's PDDL name, as a folder name (``(domain blocks-world)`` -> ``blocks-world``)."""
     m = re.search(r"\(\s*domain\s+([^\s()]+)", read_pddl_file(domain_file, "domain"), re.IGNORECASE)
-    return re.sub(r"[^a-z0-9_-]+", "-", (m.group(1) if m else "domain").lower()).strip("-") or "domain"
+    return folder_name(m.group(1) if m else "domain")
 
 
 def _row(params: dict, row: str) -> dict:

@@ -45,7 +45,7 @@ class XGBTransitionModel(TransitionModel):
     ``multi_output_tree`` memory grows with outputs x features x bins: tens of GB at D ~ 1000 in
     state mode; prefer ``one_output_per_tree`` there.
     ``time_budget_s`` (default off) ends boosting after the first round that finishes past that
-    many seconds (facts ``stopped_by_budget``; the best round so far is kept) - for CPU-bound
+    many CPU seconds of this process (facts ``stopped_by_budget``; the best round so far is kept) - for CPU-bound
     smoke runs and benchmarks, not part of the paper's protocol.
 
     Constant targets (``drop_constant_targets``, default on): output columns that are constant on
@@ -264,21 +264,22 @@ def _xgboost():
 
 
 def _TimeBudget(seconds):
-    """xgboost callback that stops boosting once ``seconds`` have passed (``None``: never)."""
+    """xgboost callback that stops boosting once ``seconds`` of CPU time of this process have passed
+    (``None``: never; CPU time, so that machine load decides no outcome)."""
     xgb = _xgboost()
 
     class _Budget(xgb.callback.TrainingCallback):
         def __init__(self):
             super().__init__()
             self.hit = False
-            self.t0 = time.perf_counter()
+            self.t0 = time.process_time()
 
         def before_training(self, model):
-            self.t0 = time.perf_counter()
+            self.t0 = time.process_time()
             return model
 
         def after_iteration(self, model, epoch, evals_log):
-            if seconds and time.perf_counter() - self.t0 > float(seconds):
+            if seconds and time.process_time() - self.t0 > float(seconds):
                 self.hit = True
                 return True
             return False
