@@ -136,7 +136,7 @@ def test_embedding_on_cluster_workers_writes_the_same_arrays(workspace, tmp_path
     ws = Layout(tmp_path / "data")
     shutil.copytree(layout.acp, ws.acp)
     monkeypatch.setattr(executor, "remote", lambda: True)
-    executor.configure(executor.ExecutorConfig(jobs=2, root=str(ws.root)))
+    executor.configure(executor.ExecutorConfig(jobs=2, root=str(ws.root), min_units=1))  # a cluster even for 2 domains
     embed_acp.run_stage(params, ws, encoder_override=BagOfSentencesEncoder())
     after = {p.name: p.read_bytes() for p in sorted((ws.embeddings / "acp" / "bag-encoder").iterdir())}
     assert after == before and len(before) > 2
