@@ -110,8 +110,8 @@ def repo(tmp_path_factory) -> tuple[Path, dict]:
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / item)
     (work / "reports" / "claims").mkdir(parents=True)  # the report stage reads the claim verdicts there
     params = (work / "params.yaml").read_text().replace("profile: default", "profile: smoke", 1)
-    # a 2-worker local Dask cluster for every stage of 2 or more units (`min_units: 1`; whatever this machine's core count): the
-    # `jobs: 1` rerun below must reproduce byte for byte
+    # a 2-worker local Dask cluster for every stage of 2 or more units (`min_units: 1`; whatever this
+    # machine's core count): the baseline that the `jobs: 1` rerun below must reproduce byte for byte
     assert "\njobs: 0 " in params and "\n  min_units: 0 " in params
     params = params.replace("\njobs: 0 ", "\njobs: 2 ", 1).replace("\n  min_units: 0 ", "\n  min_units: 1 ", 1)
     (work / "params.yaml").write_text(_trim_methods(params))
