@@ -65,8 +65,10 @@ def _domain(key: tuple[str, int, int]):
     return parse(domain_parser(), _text(key[0]), key[0])
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)
 def _task(domain_key: tuple[str, int, int], problem_key: tuple[str, int, int]):
+    """The executable task of a (domain, problem) pair (kept for 64 pairs: a lockstep evaluate stage
+    validates a split's problems once per seed, so that each is parsed once per stage process)."""
     from planarena.core.pddl_parsers import problem_parser
     from planarena.core.pddl_semantics import build_task, parse
 
