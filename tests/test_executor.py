@@ -69,13 +69,14 @@ def test_parallel_false_runs_in_the_stage_process():
 
 
 def test_units_too_few_for_a_cluster_run_in_the_stage_process():
-    """With no more units than workers (the default `executor.min_units`), a local cluster would
-    cost its start-up and a second load of everything per worker: the units run in the stage
-    process. `min_units: 1` starts the cluster anyway."""
+    """Fewer units than the caller's `min_units` (the coverage protocol asks 3 for lockstep
+    shards) run in the stage process; 2 units by default go to a cluster; `executor.min_units`
+    in the params overrides the caller."""
     executor.configure(ExecutorConfig(jobs=2))
-    assert set(run_units(lambda u: os.getpid(), [0, 1])) == {os.getpid()}
-    executor.configure(ExecutorConfig(jobs=2, min_units=1))
+    assert set(run_units(lambda u: os.getpid(), [0, 1], min_units=3)) == {os.getpid()}
     assert os.getpid() not in set(run_units(lambda u: os.getpid(), [0, 1]))
+    executor.configure(ExecutorConfig(jobs=2, min_units=1))
+    assert os.getpid() not in set(run_units(lambda u: os.getpid(), [0, 1], min_units=3))
     executor.configure(None)
     assert config_from_params({"executor": {"min_units": 5}}).min_units == 5
     with pytest.raises(ExecutorError, match="min_units` must be >= 0"):

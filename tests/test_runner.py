@@ -63,9 +63,9 @@ def _fresh_code_facts(monkeypatch, facts_file):
         getattr(fn, "cache_clear", lambda: None)()
 
 
-def test_code_facts_are_kept_across_processes_and_follow_file_stamps(tmp_path, monkeypatch):
+def test_code_facts_are_kept_across_processes_and_follow_file_contents(tmp_path, monkeypatch):
     """A stage process reads the AST facts of unchanged files from the facts file (no parsing);
-    a file whose stamp differs is parsed again, whatever the table says of it."""
+    a file whose bytes differ from the recorded digest is parsed again, whatever the table says."""
     facts = tmp_path / "facts.json"
     _fresh_code_facts(monkeypatch, facts)
     want = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
@@ -75,7 +75,7 @@ def test_code_facts_are_kept_across_processes_and_follow_file_stamps(tmp_path, m
     real_parse = inputs._parse
 
     def no_parse(path):
-        raise AssertionError(f"parsed {path} although its stamp is unchanged")
+        raise AssertionError(f"parsed {path} although its bytes are unchanged")
     monkeypatch.setattr(inputs, "_parse", no_parse)
     assert inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric") == want
 
@@ -83,15 +83,15 @@ def test_code_facts_are_kept_across_processes_and_follow_file_stamps(tmp_path, m
     key = "runner/executor.py"
     table["files"][key]["hash"] = {"": "not-the-hash"}
     facts.write_text(json.dumps(table))
-    _fresh_code_facts(monkeypatch, facts)  # a matching stamp: the table is trusted
+    _fresh_code_facts(monkeypatch, facts)  # a matching digest: the table is trusted
     got = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
     assert got["planarena.runner.executor"] == "not-the-hash"
-    table["files"][key]["stamp"] = [0, 0]
+    table["files"][key]["digest"] = "another-file"
     facts.write_text(json.dumps(table))
     monkeypatch.setattr(inputs, "_parse", real_parse)
-    _fresh_code_facts(monkeypatch, facts)  # another stamp: the file is hashed again
+    _fresh_code_facts(monkeypatch, facts)  # another digest: the file is hashed again
     got = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
-    assert got == want and json.loads(facts.read_text())["files"][key]["stamp"] != [0, 0]
+    assert got == want and json.loads(facts.read_text())["files"][key]["digest"] != "another-file"
 
 
 def test_code_hash_ignores_comments_but_not_code(tmp_path, monkeypatch):

@@ -224,3 +224,41 @@ def test_reference_plans_and_their_variants_agree_with_the_oracle(suite):
                 both(domain, problem, variant)
         n += 1
     assert n >= 4
+
+
+EDGE_DOMAIN = """(define (domain t) (:requirements :strips :typing :action-costs)
+ (:types thing) (:constants c1 - thing)
+ (:predicates (p ?x - thing) (q))
+ (:functions (total-cost) - number (w ?x - thing) - number)
+ (:action a :parameters (?x - thing) :precondition () :effect (and (p ?x) (increase (total-cost) (w c1))))
+ (:action nop :parameters () :precondition (q) :effect ()))"""
+
+
+@pytest.mark.parametrize("metric,cost", [("(total-cost)", 3.0), ("(total-time)", 2.0)])
+def test_empty_precondition_empty_effect_constant_fluent_and_total_time(tmp_path, metric, cost):
+    """``()`` as a precondition (no condition) and as an effect (none), a domain constant as a
+    numeric fluent's argument, and ``total-time`` (one unit a step) in the metric."""
+    (tmp_path / "d.pddl").write_text(EDGE_DOMAIN)
+    (tmp_path / "p.pddl").write_text(f"""(define (problem t1) (:domain t) (:objects o1 - thing)
+ (:init (= (total-cost) 0) (= (w c1) 3) (= (w o1) 1) (q)) (:goal (and (p o1))) (:metric minimize {metric}))""")
+    verdict = validate_plan(tmp_path / "d.pddl", tmp_path / "p.pddl", ["(nop)", "(a o1)"])
+    assert verdict.valid and verdict.cost == cost
+    if metric == "(total-cost)":  # unified-planning's simulator has no makespan metric
+        assert bench.key(validate_plan_up(tmp_path / "d.pddl", tmp_path / "p.pddl", ["(nop)", "(a o1)"])) == bench.key(verdict)
+
+
+def test_reasons_do_not_depend_on_the_hash_seed(tmp_path):
+    """A failed quantified precondition is printed the same way in every process (records are
+    compared byte for byte): variables sorted, ``either`` types sorted."""
+    (tmp_path / "d.pddl").write_text("""(define (domain f) (:requirements :adl)
+ (:types a b c) (:predicates (r ?x ?y ?z) (done))
+ (:action go :parameters () :precondition (forall (?z - c ?y - (either b a) ?x - a) (r ?x ?y ?z)) :effect (done)))""")
+    (tmp_path / "p.pddl").write_text("""(define (problem f1) (:domain f) (:objects x1 - a y1 - b z1 - c)
+ (:init) (:goal (done)))""")
+    code = ("import sys; from planarena.core.validation import validate_plan; "
+            "print(validate_plan(sys.argv[1], sys.argv[2], ['(go)']).reason)")
+    reasons = {subprocess.run([sys.executable, "-c", code, str(tmp_path / "d.pddl"), str(tmp_path / "p.pddl")],
+                              capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(4)}
+    assert len(reasons) == 1, reasons
+    assert "(forall (?x - a ?y - (either a b) ?z - c) (r ?x ?y ?z))" in reasons.pop()

@@ -5,7 +5,9 @@
 plan validator read the same 20 problem files. Here each grammar is compiled once per process, and
 Lark keeps the compiled LALR tables between processes (``cache=True``: a file in the temporary
 directory, read back in about 0.01 s; Lark checks the hashes of the grammar files it imported, so
-another ``pddl`` release compiles anew). A transformer carries state from one file to the next, so
+another ``pddl`` release compiles anew). The tables live in the user's own cache folder
+(``$XDG_CACHE_HOME/planarena`` or ``~/.cache/planarena``), never a shared temporary folder: Lark
+reads them with pickle. A transformer carries state from one file to the next, so
 each call gets a fresh one.
 
 Used by the WL features (:mod:`planarena.features.wl`) and the plan validator
@@ -15,7 +17,19 @@ Used by the WL features (:mod:`planarena.features.wl`) and the plan validator
 from __future__ import annotations
 
 import functools
+import os
+from pathlib import Path
 from typing import Any, Callable
+
+
+def _cache_file(kind: str) -> str | bool:
+    """Where Lark keeps the compiled tables of grammar ``kind`` (False: nowhere writable)."""
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "planarena"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return str(folder / f"lark-pddl-{kind}.pickle")
 
 
 @functools.lru_cache(maxsize=None)
@@ -25,7 +39,7 @@ def _lark(kind: str):
     from pddl.parser import DOMAIN_GRAMMAR_FILE, PARSERS_DIRECTORY, PROBLEM_GRAMMAR_FILE
 
     grammar = (DOMAIN_GRAMMAR_FILE if kind == "domain" else PROBLEM_GRAMMAR_FILE).read_text()
-    return Lark(grammar, parser="lalr", import_paths=[PARSERS_DIRECTORY], cache=True)
+    return Lark(grammar, parser="lalr", import_paths=[PARSERS_DIRECTORY], cache=_cache_file(kind))
 
 
 def domain_parser() -> Callable[[str], Any]:

@@ -16,7 +16,10 @@ Temporal Planning Domains", JAIR 20, sections 4-5):
   problem has no metric (unit cost).
 
 Names are case-insensitive in PDDL: files are read lower-cased. Atoms are tuples ``("on", "a", "b")``.
-Derived predicates (``:derived``) are not supported (the loader rejects them).
+Derived predicates (``:derived``) are not supported (the loader rejects them). ``total-time`` in a
+``:metric`` is the number of steps. Limits of the ``pddl`` parser (0.4.1): goals are conjunctions of
+literals and comparisons (no ``or``, ``forall``, ``exists``), and it merges identical operands of an
+``and``, so an effect that repeats the same ``(increase (total-cost) 1)`` counts it once.
 """
 
 from __future__ import annotations
@@ -89,8 +92,8 @@ class Task:
             return all(self.holds(g, state, fluents, b) for g in f.operands)
         if isinstance(f, Not):
             return not self.holds(f.argument, state, fluents, b)
-        if isinstance(f, Or):
-            return any(self.holds(g, state, fluents, b) for g in f.operands)
+        if isinstance(f, Or):  # ``()``, an empty precondition or goal, parses as Or(): no condition
+            return not f.operands or any(self.holds(g, state, fluents, b) for g in f.operands)
         if isinstance(f, Imply):
             *premises, conclusion = f.operands
             return (not all(self.holds(g, state, fluents, b) for g in premises)
@@ -136,7 +139,7 @@ class Task:
     def effects(self, e, state, fluents, b, adds: list, dels: list, updates: list) -> None:
         """Collect the ground adds, deletes and numeric updates ``(op, fluent, value)`` of effect
         ``e``, every condition and value read in the state before the action."""
-        if e is None:
+        if e is None or (isinstance(e, Or) and not e.operands):  # ``()``: no effect
             return
         if isinstance(e, Predicate):
             adds.append(ground(e, b))
@@ -171,8 +174,9 @@ class Task:
 
 
 def term(t, b: dict) -> str:
-    """An argument's object: the binding of a variable, else the constant's name."""
-    return b[t.name] if isinstance(t, Variable) else str(t.name)
+    """An argument's object: the binding of a variable, else the constant's name (the ``pddl``
+    package reads a constant inside a numeric fluent, ``(w c1)``, as a variable named ``c1``)."""
+    return b.get(t.name, str(t.name)) if isinstance(t, Variable) else str(t.name)
 
 
 def ground(p, b: dict) -> Atom:
@@ -186,8 +190,25 @@ def show_atom(atom: Atom) -> str:
 
 
 def show(f, b: dict) -> str:
-    """Formula ``f`` as PDDL text with its variables replaced by their objects in ``b``."""
+    """Formula ``f`` as PDDL text with its variables replaced by their objects in ``b``; the same
+    text in every process (quantified variables sorted by name, ``either`` types sorted), since it
+    goes into records that must not depend on Python's hash seed."""
+    if isinstance(f, (ForallCondition, ExistsCondition)):
+        word = "forall" if isinstance(f, ForallCondition) else "exists"
+        params = " ".join(f"?{v.name}" + (f" - {_types(v.type_tags)}" if v.type_tags else "")
+                          for v in sorted(f.variables, key=lambda v: v.name))
+        return f"({word} ({params}) {show(f.condition, b)})"
+    if isinstance(f, (And, Or, Imply)):
+        word = {And: "and", Or: "or", Imply: "imply"}[type(f)]
+        return f"({word} {' '.join(show(g, b) for g in f.operands)})"
+    if isinstance(f, Not):
+        return f"(not {show(f.argument, b)})"
     return re.sub(r"\?[^\s()]+", lambda m: b.get(m.group(0)[1:], m.group(0)), str(f))
+
+
+def _types(tags) -> str:
+    names = sorted(str(t) for t in tags)
+    return names[0] if len(names) == 1 else f"(either {' '.join(names)})"
 
 
 def conjuncts(f) -> list:

@@ -146,6 +146,7 @@ def validate_plan(domain_file: str | Path, problem_file: str | Path, actions: li
         return Verdict(False, f"goal not reached after {_plural(len(actions), 'step')}: {_unmet_text(unmet)}")
     if task.metric is None:
         return Verdict(True, cost=float(len(actions)))
+    fluents.setdefault(("total-time",), float(len(actions)))  # a sequential plan: one time unit a step
     try:
         return Verdict(True, cost=task.value(task.metric, fluents, {}))
     except (Undefined, ZeroDivisionError) as exc:

@@ -82,7 +82,9 @@ def run(ctx: "EvalContext") -> int:
     n = 0
     if method.lockstep:
         units = lockstep_units(todo, int(ctx.settings.get("lockstep_batch") or 0))
-        for recs in run_units(attempt_batch, units, desc=f"evaluate {method.name} (lockstep)",
+        # a shard decodes up to `lockstep_batch` problems in lockstep in about a second at the
+        # default sizes: two of them do not pay for a cluster's start-up (docs/scaling.md)
+        for recs in run_units(attempt_batch, units, desc=f"evaluate {method.name} (lockstep)", min_units=3,
                               on_failure=lambda items, reason: [lost(item, reason) for item in items], **where):
             for rec in recs:
                 ctx.writer.write(rec)

@@ -8,10 +8,11 @@ and any number of workers. The stage process alone writes records.
 Where the units run (params ``jobs`` and ``executor``, set once per stage by :func:`configure`):
 
 - **serial**: in the stage process, when the executor is local and ``jobs`` is 1, or the units
-  are too few to pay for worker processes: fewer than ``executor.min_units`` (default: one more
-  than the workers, so that some worker runs two units). With at most one unit per worker, the
-  cluster saves at most the shorter units' time, and costs its start-up and a second load of
-  every model and problem on each worker (1-2 s for a WL-XGB evaluate stage: docs/cost.md);
+  are too few to pay for worker processes: fewer than ``executor.min_units``, or when that is 0,
+  fewer than the caller's ``min_units`` (2 by default: one unit runs in the stage process; the
+  coverage protocol asks 3 for its lockstep shards, each a batch of up to 16 problems decoded in
+  about a second, where a cluster's start-up and a second load of every model and problem on each
+  worker cost more than they save: docs/scaling.md);
 - **local cluster** (the default; nothing to start): a ``dask.distributed`` ``LocalCluster`` of
   ``jobs`` single-threaded worker processes (0 = one per core), started by the stage when it first
   needs it and closed when the stage ends. Workers are forked from the stage process (Linux), so
@@ -78,7 +79,8 @@ class ExecutorConfig:
     unit whose worker died (Dask's ``allowed-failures``); ``connect_timeout`` (s): how long to wait
     for a scheduler and its first worker; ``memory_limit``: per local worker (``0``: none, as a
     plain process; else Dask's notation, e.g. ``"4GB"``); ``min_units``: the fewest units a local
-    cluster is started for (0: one more than its workers; fewer run in the stage process);
+    cluster is started for (0: what the caller of :func:`run_units` asks, 2 by default; fewer run
+    in the stage process);
     ``root``: the data root every worker must see (the stage's ``Layout.root``)."""
 
     jobs: int = 0
@@ -388,7 +390,7 @@ atexit.register(shutdown)
 
 def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None, desc: str | None = None,
               show: bool = True, device: str | None = None, parallel: bool = True,
-              on_failure: Callable[[T, str], R] | None = None) -> Iterator[R]:
+              on_failure: Callable[[T, str], R] | None = None, min_units: int = 2) -> Iterator[R]:
     """Yield ``fn(unit)`` for every unit, in the order of ``units``.
 
     Args:
@@ -396,8 +398,9 @@ def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
             should not raise for an ordinary failure (return an outcome instead).
         jobs: local workers (default: the configured ``jobs``); ignored by a remote executor.
         device: the torch device param of the units (``cuda``: they need a worker with a GPU).
-        parallel: False runs the units in the stage process whatever the executor (so do units
-            fewer than ``executor.min_units`` on a local executor: see the module).
+        parallel: False runs the units in the stage process whatever the executor.
+        min_units: on a local executor, fewer units than this run in the stage process (the params'
+            ``executor.min_units`` overrides it when set; see the module).
         on_failure: the result of a unit that kept killing its worker (``retries`` exhausted),
             given the unit and the reason; without it, that raises :class:`RuntimeError`.
 
@@ -407,7 +410,7 @@ def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
     units = list(units)
     cfg = current()
     local_workers = n_workers(jobs if jobs is not None else cfg.jobs)
-    few = len(units) < (cfg.min_units or local_workers + 1)
+    few = len(units) < (cfg.min_units or min_units)
     bar = tqdm(total=len(units), desc=desc, disable=not (show and desc), file=sys.stderr)
     if not parallel or (cfg.mode == "local" and (local_workers <= 1 or few)):
         for unit in units:

@@ -119,24 +119,31 @@ def _parse(path: Path) -> tuple[str, ast.Module]:
 
 
 #: AST facts of each module file, kept across processes beside the bytecode cache:
-#: ``{"python": "3.11", "files": {relative path: {"stamp": [mtime_ns, size], "registry": bool,
-#: "imports": [names], "hash": {registry key: hash}}}}``. Parsing and dumping the ASTs of an
-#: evaluate stage's ~50 modules took 0.46-0.75 s of every stage process; a file whose stamp is
-#: unchanged is not read again. A file edited keeps its name but gets a new stamp.
+#: ``{"version": ..., "files": {relative path: {"digest": sha256 of the file's bytes, "registry":
+#: bool, "imports": [names], "hash": {registry key: hash}}}}``. Parsing and dumping the ASTs of an
+#: evaluate stage's ~50 modules took 0.46-0.75 s of every stage process; reading and hashing their
+#: bytes takes a few milliseconds, so a file is parsed again only when its bytes changed. The
+#: version is the Python (``ast.dump`` differs between versions) and a hash of this module (the
+#: rules that compute the facts).
 FACTS_FILE = SRC / "__pycache__" / "planarena-code-facts.json"
 _FACTS: dict | None = None
 _FACTS_DIRTY = False
 
 
+@functools.lru_cache(maxsize=1)
+def _facts_version() -> str:
+    own = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    return "python %d.%d, inputs.py %s" % (*sys.version_info[:2], own)
+
+
 def _facts_table() -> dict:
-    """The ``files`` table of :data:`FACTS_FILE` (empty when absent, unreadable or written by
-    another Python: ``ast.dump`` differs between versions)."""
+    """The ``files`` table of :data:`FACTS_FILE` (empty when absent, unreadable or of another
+    version: :func:`_facts_version`)."""
     global _FACTS
     if _FACTS is None:
-        python = "%d.%d" % sys.version_info[:2]
         try:
             data = json.loads(FACTS_FILE.read_text())
-            _FACTS = data["files"] if data.get("python") == python else {}
+            _FACTS = data["files"] if data.get("version") == _facts_version() else {}
         except (OSError, ValueError, KeyError, TypeError):
             _FACTS = {}
     return _FACTS
@@ -150,24 +157,23 @@ def _save_facts() -> None:
     _FACTS_DIRTY = False
     try:
         FACTS_FILE.parent.mkdir(exist_ok=True)
-        atomic_write_json(FACTS_FILE, {"python": "%d.%d" % sys.version_info[:2], "files": _facts_table()})
+        atomic_write_json(FACTS_FILE, {"version": _facts_version(), "files": _facts_table()})
     except OSError:
         pass
 
 
 @functools.lru_cache(maxsize=None)
 def _file_facts(name: str) -> dict:
-    """The facts of module ``name``'s file (:data:`FACTS_FILE`): read from the table when its
-    stamp matches, else computed from the AST and added."""
+    """The facts of module ``name``'s file (:data:`FACTS_FILE`): read from the table when the
+    digest of its bytes matches, else computed from the AST and added."""
     global _FACTS_DIRTY
     path = module_file(name)
-    st = path.stat()
-    stamp = [st.st_mtime_ns, st.st_size]
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     table, key = _facts_table(), str(path.relative_to(SRC))
     entry = table.get(key)
-    if entry is None or entry.get("stamp") != stamp:
+    if entry is None or entry.get("digest") != digest:
         text, tree = _parse(path)
-        entry = table[key] = {"stamp": stamp, "registry": "REGISTRY" in text,
+        entry = table[key] = {"digest": digest, "registry": "REGISTRY" in text,
                               "imports": sorted(_named_imports(name, tree)), "hash": {}}
         _FACTS_DIRTY = True
     return entry
