@@ -262,3 +262,16 @@ def test_reasons_do_not_depend_on_the_hash_seed(tmp_path):
                               env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(4)}
     assert len(reasons) == 1, reasons
     assert "(forall (?x - a ?y - (either a b) ?z - c) (r ?x ?y ?z))" in reasons.pop()
+
+
+def test_conditional_effect_reads_the_state_before_the_action(tmp_path):
+    """A `when` whose condition the same action deletes is read in the state before the action
+    (PDDL 2.1), and an atom both deleted and added stays true: agreement with the oracle."""
+    (tmp_path / "d.pddl").write_text("""(define (domain c) (:requirements :adl)
+ (:predicates (a) (b) (c) (d))
+ (:action go :parameters () :precondition (a)
+  :effect (and (not (a)) (when (a) (b)) (when (not (a)) (c)) (not (d)) (d))))""")
+    for k, (goal, valid) in enumerate((("(and (b) (d))", True), ("(c)", False), ("(not (a))", True))):
+        problem = tmp_path / f"p{k}.pddl"  # one file per goal: the oracle caches its parse by path
+        problem.write_text(f"(define (problem c1) (:domain c) (:init (a) (d)) (:goal {goal}))")
+        assert both(tmp_path / "d.pddl", problem, ["(go)"]).valid is valid, goal
