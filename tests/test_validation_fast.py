@@ -275,3 +275,16 @@ def test_conditional_effect_reads_the_state_before_the_action(tmp_path):
         problem = tmp_path / f"p{k}.pddl"  # one file per goal: the oracle caches its parse by path
         problem.write_text(f"(define (problem c1) (:domain c) (:init (a) (d)) (:goal {goal}))")
         assert both(tmp_path / "d.pddl", problem, ["(go)"]).valid is valid, goal
+
+
+def test_a_construct_the_semantics_do_not_execute_is_a_verdict_not_a_crash(monkeypatch, tmp_path):
+    """An effect the semantics cannot execute makes the plan not validated, with the construct
+    named in the reason (a stage records it; it never crashes on it)."""
+    from planarena.core import pddl_semantics
+
+    def unsupported(self, e, *args):
+        raise pddl_semantics.Unsupported(f"effect {e}")
+
+    monkeypatch.setattr(pddl_semantics.Task, "effects", unsupported)
+    verdict = validate_plan(DOMAIN, THREE, bench.read_plan(TINY / "three.plan"))
+    assert not verdict.valid and verdict.reason.startswith("not validated: the validator does not execute this effect")

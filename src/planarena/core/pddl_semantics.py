@@ -45,6 +45,11 @@ _UPDATE = {Increase: lambda old, v: old + v, Decrease: lambda old, v: old - v, A
            ScaleUp: lambda old, v: old * v, ScaleDown: lambda old, v: old / v}
 
 
+class Unsupported(ValueError):
+    """A construct of the domain or problem that these semantics do not execute (named in the
+    message); the validator then reports the plan as not validated, with that reason."""
+
+
 class Undefined(ValueError):
     """A numeric fluent is read that has no value (PDDL 2.1: the action is then not applicable)."""
 
@@ -106,7 +111,7 @@ class Task:
         if type(f) in _COMPARE:
             left, right = (self.value(x, fluents, b) for x in f.operands)
             return _COMPARE[type(f)](left, right)
-        raise NotImplementedError(f"unsupported condition {f}")
+        raise Unsupported(f"condition {f}")
 
     def bindings(self, variables, b: dict):
         """``b`` extended by every assignment of ``variables`` to objects of their types."""
@@ -132,7 +137,7 @@ class Task:
             return math.prod(args)
         if isinstance(x, Divide):
             return args[0] / args[1]
-        raise NotImplementedError(f"unsupported numeric expression {x}")
+        raise Unsupported(f"numeric expression {x}")
 
     # ------------------------------------------------------------------------------------- effects
 
@@ -158,7 +163,7 @@ class Task:
             target, amount = e.operands
             updates.append((_UPDATE[type(e)], ground(target, b), self.value(amount, fluents, b)))
         else:
-            raise NotImplementedError(f"unsupported effect {e}")
+            raise Unsupported(f"effect {e}")
 
     def apply(self, action, b: dict, state: set[Atom], fluents: dict[Atom, float]) -> None:
         """Apply ``action`` under binding ``b`` to ``state`` and ``fluents`` in place (deletes

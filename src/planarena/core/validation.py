@@ -123,14 +123,25 @@ def validate_plan(domain_file: str | Path, problem_file: str | Path, actions: li
         ValueError: the PDDL files cannot be read or parsed, or the problem does not fit the domain
             (the message starts with the bad file's path).
     """
-    from planarena.core.pddl_semantics import Undefined, conjuncts, show
+    from planarena.core.pddl_semantics import Unsupported
 
     task = _task(_file_key(str(domain_file)), _file_key(str(problem_file)))
-    state, fluents = set(task.init), dict(task.fluents)
     steps = [_bind(task, i, text) for i, text in enumerate(actions, 1)]
     for i, bound in enumerate(steps, 1):  # a plan must be well-formed before it is executed (as VAL and UP)
         if isinstance(bound, str):
             return Verdict(False, bound, step=i)
+    try:
+        return _execute(task, actions, steps)
+    except Unsupported as exc:  # never a crashed stage: the plan is not validated, and the reason says why
+        return Verdict(False, f"not validated: the validator does not execute this {exc}")
+
+
+def _execute(task, actions: list[str], steps: list) -> Verdict:
+    """Run the bound ``steps`` of a well-formed plan from the initial state, then test the goal
+    and compute the cost (:func:`validate_plan`)."""
+    from planarena.core.pddl_semantics import Undefined, conjuncts, show
+
+    state, fluents = set(task.init), dict(task.fluents)
     for i, (text, (action, b)) in enumerate(zip(actions, steps), 1):
         pre = action.precondition
         try:
