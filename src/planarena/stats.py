@@ -49,6 +49,11 @@ PERMUTATIONS = 200_000
 INTERVAL_METHODS = {
     "wilson": "Wilson score interval of k/n (one run)",
     "bootstrap": f"hierarchical percentile bootstrap ({RESAMPLES} resamples: problems, then seeds)",
+    "wilson-problems": "Wilson score interval on the problems (k = the sum of each problem's solved fraction over "
+                       "its seeds, n = problems), used where the bootstrap degenerates (every draw the same: all "
+                       "solved or none): an interval never has zero width when n > 0",
+    "newcombe": "Newcombe's hybrid score interval of a difference (each side's problem-level Wilson interval), "
+                "used where the bootstrap of a gap degenerates",
 }
 
 
@@ -92,6 +97,35 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> Interval:
     return Interval(k / n, float(ci.low), float(ci.high), int(n), 1, int(k), "wilson")
 
 
+def wilson_fraction(k: float, n: int, confidence: float = CONFIDENCE) -> Interval:
+    """The Wilson score interval of ``k`` successes out of ``n`` where ``k`` may be fractional (the sum
+    of per-problem solved fractions over seeds): the closed form of Wilson (1927),
+    ``(p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``. Equal to :func:`wilson` for an
+    integer ``k``. ``method`` is ``"wilson-problems"``; NaN for ``n = 0``.
+
+    Raises:
+        ValueError: ``k`` outside ``[0, n]``.
+    """
+    if not -1e-9 <= k <= n + 1e-9:
+        raise ValueError(f"wilson_fraction: k={k} outside [0, n={n}]")
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, 1, None, "wilson-problems")
+    z = float(stats.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    p = min(max(k / n, 0.0), 1.0)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), int(n), 1, None, "wilson-problems")
+
+
+def _nondegenerate(iv: Interval, values: np.ndarray) -> Interval:
+    """``iv`` unless it has zero width over 0/1-valued ``values`` (problems, seeds) with ``n > 0``:
+    then :func:`wilson_fraction` on the problems, with ``runs`` kept."""
+    if iv.n and not math.isnan(iv.low) and iv.high - iv.low <= 1e-12 and ((values == 0) | (values == 1)).all():
+        w = wilson_fraction(float(values.mean(axis=1).sum()), values.shape[0])
+        return Interval(iv.value, w.low, w.high, iv.n, iv.runs, None, w.method)
+    return iv
+
+
 def hierarchical_bootstrap(
     values: np.ndarray, seed: int, resamples: int = RESAMPLES, confidence: float = CONFIDENCE
 ) -> Interval:
@@ -119,7 +153,8 @@ def hierarchical_bootstrap(
     means = np.take_along_axis(per_seed, cols[:, None, :].repeat(units, axis=1), axis=2).mean(axis=(1, 2))
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
-    return Interval(float(values.mean()), float(low), float(high), units, runs, None, "bootstrap")
+    return _nondegenerate(Interval(float(values.mean()), float(low), float(high), units, runs, None, "bootstrap"),
+                          values)
 
 
 def stratified_bootstrap(
@@ -160,7 +195,8 @@ def stratified_bootstrap(
 
 def proportion_interval(solved: np.ndarray, seed: int) -> Interval:
     """The interval of a coverage cell from its solved matrix (shape ``(problems, seeds)``, 0/1):
-    Wilson for one run, the hierarchical bootstrap for several (:data:`INTERVAL_METHODS`)."""
+    Wilson for one run, the hierarchical bootstrap for several (:data:`INTERVAL_METHODS`), Wilson on
+    the problems where the bootstrap degenerates (all solved or none: never a zero-width interval)."""
     solved = np.asarray(solved, dtype=float)
     if solved.ndim != 2:
         raise ValueError(f"proportion_interval: solved must be (problems, seeds), got shape {solved.shape}")
@@ -274,6 +310,49 @@ def paired_difference(a: Sequence[float], b: Sequence[float], seed: int, resampl
     return Interval(float(d.mean()), float(low), float(high), int(d.size), 1, None, "bootstrap")
 
 
+def paired_difference_nested(a: np.ndarray, b: np.ndarray, seed: int, resamples: int = RESAMPLES,
+                             confidence: float = CONFIDENCE) -> Interval:
+    """Mean over problems of A's minus B's solved fraction, with a two-stage percentile bootstrap:
+    each resample draws the problems with replacement, then each side's seeds with replacement
+    (seeds nested in problems; Davison & Hinkley 1997, section 3.8).
+
+    ``a``, ``b``: shape ``(problems, seeds_a)`` and ``(problems, seeds_b)``, the same problems in
+    the same order; values in [0, 1] (solved) or any score. Where every draw gives the same
+    difference (e.g. 0 vs 0) and ``n > 0``, the interval is Newcombe's hybrid score interval from
+    each side's :func:`wilson_fraction` on the problems (method ``"newcombe"``): never zero width.
+    NaN without problems. ``runs`` of the result is ``min(seeds_a, seeds_b)``.
+
+    Raises:
+        ValueError: shapes that are not two-dimensional over the same problems.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0]:
+        raise ValueError(f"paired_difference_nested: matrices must be (problems, seeds) over the same problems, "
+                         f"got {a.shape} and {b.shape}")
+    n = a.shape[0]
+    if n == 0 or a.shape[1] == 0 or b.shape[1] == 0:
+        return Interval(math.nan, math.nan, math.nan, n, 0, None, "bootstrap")
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, n, size=(resamples, n))
+    ca = rng.integers(0, a.shape[1], size=(resamples, a.shape[1]))
+    cb = rng.integers(0, b.shape[1], size=(resamples, b.shape[1]))
+    # each problem's mean over each resample's seed draw: (resamples, problems)
+    ma = a[:, ca].mean(axis=2).T
+    mb = b[:, cb].mean(axis=2).T
+    d = np.take_along_axis(ma - mb, rows, axis=1).mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(d, [tail, 1.0 - tail])
+    value = float(a.mean(axis=1).mean() - b.mean(axis=1).mean())
+    runs = min(a.shape[1], b.shape[1])
+    if high - low > 1e-12:
+        return Interval(value, float(low), float(high), n, runs, None, "bootstrap")
+    wa = wilson_fraction(float(np.clip(a.mean(axis=1), 0, 1).sum()), n, confidence)
+    wb = wilson_fraction(float(np.clip(b.mean(axis=1), 0, 1).sum()), n, confidence)
+    lo = value - math.sqrt((wa.value - wa.low) ** 2 + (wb.high - wb.value) ** 2)
+    hi = value + math.sqrt((wa.high - wa.value) ** 2 + (wb.value - wb.low) ** 2)
+    return Interval(value, lo, hi, n, runs, None, "newcombe")
+
+
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (Holm 1979), in the input order.
 
@@ -339,6 +418,6 @@ def format_interval(iv: Interval, spec: str = ".2f", scale: float = 1.0) -> str:
 __all__ = [
     "ALPHA", "CONFIDENCE", "EXACT_LIMIT", "PERMUTATIONS", "INTERVAL_METHODS", "RESAMPLES", "Interval", "PairedTest",
     "format_interval", "format_p", "hierarchical_bootstrap", "holm", "stratified_bootstrap", "paired_coverage",
-    "paired_difference", "paired_scores",
+    "paired_difference", "paired_difference_nested", "paired_scores", "wilson_fraction",
     "proportion_interval", "verdict", "wilson",
 ]

@@ -19,8 +19,13 @@ that did not complete within its limit counts as larger than any completed value
 * ``ratio_at_most: [A, B, x]`` / ``ratio_at_least``: the geometric mean of A / B over the problems
   both completed, with a percentile bootstrap 95 % interval over those problems; holds when the
   whole interval is at or below / at or above x;
-* ``ratio_falls_with: [A, B]``: Spearman's rank correlation between the problems' ``objects`` and
-  log(A / B) (both completed) is negative at the claim's alpha (one-sided);
+* ``ratio_falls_with: [A, B]``: the ratio falls as problems grow, **within domains**: per domain
+  where ``objects`` varies (at least 3 problems both completed, 2 distinct sizes), Spearman's rank
+  correlation between ``objects`` and log(A / B) with its one-sided p-value; the domains are
+  combined by Stouffer's weighted Z (weights sqrt(n), Whitlock 2005), which must be negative at the
+  claim's alpha. Pooling domains into one correlation would mix each domain's level with the
+  trend. With ``in_domains: k`` the atom holds instead when at least k domains fall on their own
+  (one-sided p < alpha);
 * ``completed_at_least: [A, x]``: A completed on at least a fraction x of its problems.
 """
 
@@ -110,7 +115,8 @@ class MeasureResult:
             extra = (f"; {self.test.test}: A lower on {self.test.b_better}, higher on {self.test.a_better} of "
                      f"{self.test.n} problems, {'Holm ' if self.p is not None else ''}{p}"
                      if self.test.test == "wilcoxon" else
-                     f"; {self.test.test} rho {self.test.diff:+.2f} over {self.test.n} problems, one-sided {p}")
+                     f"; {self.test.test}: weighted rho {self.test.diff:+.2f} over {self.test.n} problems in "
+                     f"{self.test.b_better} domains, Stouffer one-sided {p}")
         if self.gap is not None:
             extra += f"; A / B {self.gap.value:.3g} {stats.format_interval(self.gap, '.3g')}"
         return (f"{self.atom.label()}: {'holds' if self.holds else 'does not hold'} ({cells}{extra}"
@@ -149,7 +155,7 @@ def _measure(atom: Atom, rows: list[dict], seed: int):
         done = sum(r["completed"] for r in a.values())
         frac = done / len(a) if a else math.nan
         iv = stats.wilson(done, len(a))
-        return {atom.methods[0]: iv}, None, None, frac
+        return {atom.methods[0]: iv}, None, None, frac, ""
     b = by.get(atom.methods[1], {})
     common = sorted(set(a) & set(b))
     both = [k for k in common if a[k]["completed"] and b[k]["completed"]]
@@ -183,35 +189,70 @@ def _measure(atom: Atom, rows: list[dict], seed: int):
         test = stats.PairedTest("wilcoxon", len(d), int((d > 0).sum()), int((d < 0).sum()),
                                 float(np.median(d)) if d.size else math.nan, p)
     elif atom.kind == "ratio_falls_with":
-        if len(logs) >= 3:
-            objects = [a[k]["objects"] for k in both]
-            res = sstats.spearmanr(objects, logs, alternative="less")
-            test = stats.PairedTest("spearman", len(logs), 0, 0, float(res.statistic), float(res.pvalue))
-        else:
-            test = stats.PairedTest("spearman", len(logs), 0, 0, math.nan, 1.0)
-    return sides, test, ratio, None
+        test, note = falls_within_domains(atom, a, both, logs)
+        return sides, test, ratio, None, note
+    return sides, test, ratio, None, ""
+
+
+def falls_within_domains(atom: Atom, rows: dict, keys: list, logs: np.ndarray) -> tuple[stats.PairedTest, str]:
+    """The stratified trend test of ``ratio_falls_with`` (module docstring): ``(test, note)``, the
+    test's ``diff`` the weighted mean of the per-domain rho, ``p`` Stouffer's one-sided p-value, and
+    ``a_better`` the domains that fall on their own; ``note`` lists each domain's rho, n and p."""
+    by: dict[str, list[int]] = defaultdict(list)
+    for i, k in enumerate(keys):
+        by[k[0]].append(i)
+    zs, ws, rhos, parts, falling = [], [], [], [], 0
+    alpha = stats.ALPHA
+    for d, idx in sorted(by.items()):
+        objects = [rows[keys[i]]["objects"] for i in idx]
+        if len(idx) < 3 or len(set(objects)) < 2:
+            parts.append(f"{d}: not measured (n={len(idx)})")
+            continue
+        if np.ptp(logs[idx]) == 0:
+            parts.append(f"{d}: constant ratio (n={len(idx)})")
+            continue
+        res = sstats.spearmanr(objects, logs[idx], alternative="less")
+        # the t approximation gives p = 0 for a perfect rank correlation: floor it at the exact
+        # permutation test's smallest p-value, 1 / n!
+        rho, p = float(res.statistic), float(res.pvalue)
+        p = min(max(p, 1.0 / math.factorial(len(idx))), 1 - 1e-16)
+        zs.append(float(sstats.norm.ppf(p)))
+        ws.append(math.sqrt(len(idx)))
+        rhos.append(rho)
+        falling += p < alpha
+        parts.append(f"{d}: rho {rho:+.2f}, n={len(idx)}, {stats.format_p(p)}")
+    if not zs:
+        return stats.PairedTest("stratified spearman", 0, 0, 0, math.nan, 1.0), "; ".join(parts)
+    z = float(np.dot(ws, zs) / math.sqrt(np.dot(ws, ws)))
+    rho = float(np.dot(ws, rhos) / sum(ws))
+    test = stats.PairedTest("stratified spearman", len(logs), falling, len(zs), rho, float(sstats.norm.cdf(z)))
+    return test, "; ".join(parts)
 
 
 def evaluate(claim: Claim, rows: list[dict], seed: int = 0):
     """The claim's :class:`~planarena.claims.verdict.Verdict` from the measurement ``rows``."""
-    from planarena.claims.verdict import Verdict, _evaluate, decide
+    from planarena.claims.verdict import Verdict, _evaluate, decide, holm_family
 
     results, blocks = {}, {}
     for name in BLOCKS:
         cond = getattr(claim, name)
         atoms = cond.atoms()
         measured = [_measure(a, rows, seed) for a in atoms]
-        lower = [i for i, a in enumerate(atoms) if a.kind == "lower"]
+        family = set(holm_family(cond, ("lower",)))
+        lower = [i for i, a in enumerate(atoms) if a in family]
         adjusted = dict(zip(lower, stats.holm([measured[i][1].p for i in lower])))
         out = []
-        for i, (a, (sides, test, ratio, frac)) in enumerate(zip(atoms, measured)):
-            note = ""
+        for i, (a, (sides, test, ratio, frac, note)) in enumerate(zip(atoms, measured)):
             if a.kind == "completed_at_least":
                 holds = not math.isnan(frac) and frac >= a.threshold
             elif a.kind == "lower":
-                holds = test.diff < 0 and adjusted[i] < claim.alpha
+                holds = test.diff < 0 and adjusted.get(i, test.p) < claim.alpha
             elif a.kind == "ratio_falls_with":
-                holds = test.diff < 0 and test.p < claim.alpha
+                if a.in_domains is not None:
+                    holds = test.a_better >= a.in_domains
+                    note = f"falls in {test.a_better} of {test.b_better} domains; " + note
+                else:
+                    holds = test.diff < 0 and test.p < claim.alpha
             elif ratio is None:
                 holds, note = False, "no problem both sides completed"
             elif a.kind == "ratio_at_most":

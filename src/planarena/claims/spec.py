@@ -17,16 +17,24 @@ A claim file holds, written before the run:
 
 A condition is an atom or ``{all: [...]}`` / ``{any: [...]}`` of conditions. Atoms:
 
-* ``{better: [A, B], split: S, domain: D}``: A solves significantly more of the problems than B (paired
-  test of :func:`planarena.stats.paired_coverage` at ``alpha``, Holm-corrected over the claim's
-  ``better`` atoms of the same condition block);
-* ``{not_better: [A, B], ...}``: the negation of ``better`` (B matches or beats A, or the test cannot
-  tell them apart);
+* ``{better: [A, B], split: S, domain: D}``: A solves significantly more of the problems than B
+  (paired test of :func:`planarena.stats.paired_coverage` at ``alpha``, the problem the unit and its
+  seeds nested in it). Holm's correction runs over the ``better`` atoms of a block that sit below an
+  ``any`` (a union of tests); a ``better`` atom reached through ``all`` only is one test of an
+  intersection-union test (Berger 1982) and is tested at ``alpha`` itself, since every one of them
+  must hold;
+* ``{equivalent: [A, B, m], ...}``: the two one-sided tests (TOST, Schuirmann 1987) at ``alpha``:
+  the ``1 - 2 alpha`` interval of the mean paired difference A - B (problems, then seeds,
+  bootstrapped) lies inside ``[-m, m]``;
 * ``{at_least: [A, x], ...}`` / ``{at_most: [A, x], ...}``: A's coverage (fraction of attempts solved,
-  problems x seeds) is at least / at most x;
+  problems x seeds) is at least / at most x; with ``in_seeds: k``: in at least ``k`` of A's seeds,
+  each seed's coverage on its own;
 * ``{gap_at_most: [A, B, x], ...}`` / ``{gap_at_least: [A, B, x], ...}``: the whole 95 % interval of
-  the mean paired difference A - B lies at or below x / at or above x (an equivalence-style test:
-  "within x of the floor" holds only when the data rule out a larger gap).
+  the mean paired difference A - B lies at or below x / at or above x (one-sided margins: "A is not
+  worse than B by more than 0.05" is ``gap_at_least: [A, B, -0.05]``);
+* ``not_better`` is **retired**: without a margin it held for 0 vs 0. Files registered before the
+  change still load (it is evaluated as "no significant ``better``", outside Holm), but
+  ``planarena claims check`` fails a claim that uses it; write ``gap_at_least`` or ``equivalent``.
 
 ``split`` is required; ``domain`` optional (all domains of the split together); ``seed`` optional
 (one evaluation seed's records only: "every seed solves at least x" is ``all`` of one ``at_least``
@@ -63,13 +71,19 @@ import yaml
 from planarena.config import ConfigError
 from planarena.protocols.pool import PROTOCOLS
 
-ATOMS = ("better", "not_better", "at_least", "at_most", "gap_at_most", "gap_at_least")
+ATOMS = ("better", "not_better", "equivalent", "at_least", "at_most", "gap_at_most", "gap_at_least")
 #: Kinds comparing two methods (A, B); the others take one method and a threshold.
-PAIRED = ("better", "not_better", "gap_at_most", "gap_at_least")
+PAIRED = ("better", "not_better", "equivalent", "gap_at_most", "gap_at_least")
+#: Kinds of a margin (a threshold that is a difference, possibly negative, not a fraction).
+MARGIN = ("equivalent", "gap_at_most", "gap_at_least")
+#: Kinds still read from files registered before they were retired; ``claims check`` fails them.
+RETIRED = ("not_better",)
 #: Atoms of a measurement claim (``experiment.measure``; :mod:`planarena.claims.measure`), over
 #: per-problem values of its sides: ``{lower: [A, B], metric: M}``, ``{ratio_at_most: [A, B, x],
 #: metric: M}`` / ``ratio_at_least``, ``{ratio_falls_with: [A, B], metric: M}`` (against the
-#: problems' ``objects``) and ``{completed_at_least: [A, x]}``; ``split`` / ``domain`` optional.
+#: problems' ``objects``, stratified by domain; ``in_domains: k``: falls in at least k of the
+#: domains where it can be measured) and ``{completed_at_least: [A, x]}``; ``split`` / ``domain``
+#: optional.
 MEASURE_ATOMS = ("lower", "ratio_at_most", "ratio_at_least", "ratio_falls_with", "completed_at_least")
 #: Measurement kinds taking a threshold, and those comparing two sides.
 MEASURE_THRESHOLD = ("ratio_at_most", "ratio_at_least", "completed_at_least")
@@ -96,6 +110,8 @@ class Atom:
     metric: str = "coverage"
     protocols: tuple[str, ...] = ()
     seed: int | None = None
+    in_seeds: int | None = None
+    in_domains: int | None = None
 
     @property
     def is_hit(self) -> bool:
@@ -135,6 +151,7 @@ class Atom:
             return f"{self.kind}({args}{thr}) in Hit@{self.k} on {self.domain or 'all domains'}"
         where = f"{self.domain or 'all domains'}/{self.split}"
         seed = f", seed {self.seed}" if self.seed is not None else ""
+        seed += f", in at least {self.in_seeds} seeds" if self.in_seeds is not None else ""
         return f"{self.kind}({', '.join(self.methods)}{thr}) on {where}{seed}"
 
 
@@ -201,9 +218,13 @@ def _measure_atom(path: Path, node: Mapping) -> Atom:
     if not isinstance(args, list) or len(args) != n_args:
         raise _fail(path, f"{kind}: expects a list of {n_methods} side(s)"
                           f"{' and a threshold' if kind in MEASURE_THRESHOLD else ''}, got {args!r}")
-    unknown = set(node) - {kind, "metric", "split", "domain"}
+    unknown = set(node) - {kind, "metric", "split", "domain", "in_domains"}
     if unknown:
         raise _fail(path, f"{kind}{args}: unknown key(s) {', '.join(sorted(unknown))}")
+    in_domains = node.get("in_domains")
+    if in_domains is not None and (kind != "ratio_falls_with" or isinstance(in_domains, bool)
+                                   or not isinstance(in_domains, int) or in_domains < 1):
+        raise _fail(path, f"{kind}{args}: in_domains takes a positive integer, on ratio_falls_with only")
     metric = node.get("metric")
     if kind != "completed_at_least" and not isinstance(metric, str):
         raise _fail(path, f"{kind}{args}: needs a metric (a value the measurement records)")
@@ -215,7 +236,7 @@ def _measure_atom(path: Path, node: Mapping) -> Atom:
             raise _fail(path, f"{kind}: the threshold must be a number in (0, {high:g}], got {threshold!r}")
         threshold = float(threshold)
     return Atom(kind, tuple(str(a) for a in args[:n_methods]), str(node.get("split") or ""), node.get("domain"),
-                threshold, str(metric or "completed"))
+                threshold, str(metric or "completed"), in_domains=in_domains)
 
 
 def _atom(path: Path, node: Mapping, measure: bool = False) -> Atom:
@@ -239,20 +260,28 @@ def _atom(path: Path, node: Mapping, measure: bool = False) -> Atom:
     where = "protocol" if metric.startswith("hit@") else "split"
     if where not in node:
         raise _fail(path, f"{kind}{args}: needs a {where}" + (" (the metric is Hit@k)" if where == "protocol" else ""))
-    unknown = set(node) - {kind, where, "domain", "metric", "seed"}
+    unknown = set(node) - {kind, where, "domain", "metric", "seed", "in_seeds"}
     if unknown:
         raise _fail(path, f"{kind}{args}: unknown key(s) {', '.join(sorted(unknown))}")
     threshold = None
     if n_args > n_methods:
         threshold = args[-1]
         low = -1 if kind.startswith("gap_") else 0
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not low <= threshold <= 1:
+        if kind == "equivalent":   # a margin: |A - B| <= m
+            if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 < threshold <= 1:
+                raise _fail(path, f"{kind}: the margin must be a fraction in (0, 1], got {threshold!r}")
+        elif isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not low <= threshold <= 1:
             raise _fail(path, f"{kind}: the threshold must be a fraction in [{low}, 1], got {threshold!r}")
         threshold = float(threshold)
     methods = tuple(str(a) for a in args[:n_methods])
     seed = node.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or metric != "coverage"):
         raise _fail(path, f"{kind}{args}: seed must be an integer evaluation seed (coverage atoms only), got {seed!r}")
+    in_seeds = node.get("in_seeds")
+    if in_seeds is not None and (isinstance(in_seeds, bool) or not isinstance(in_seeds, int) or in_seeds < 1
+                                 or kind not in ("at_least", "at_most") or metric != "coverage" or seed is not None):
+        raise _fail(path, f"{kind}{args}: in_seeds takes a positive integer, on coverage at_least / at_most "
+                          f"without seed, got {in_seeds!r}")
     protocols: tuple[str, ...] = ()
     split = ""
     if not metric.startswith("hit@"):
@@ -266,7 +295,7 @@ def _atom(path: Path, node: Mapping, measure: bool = False) -> Atom:
         if bad:
             raise _fail(path, f"{kind}{args}: unknown protocol {', '.join(bad)}; known: {', '.join(PROTOCOLS)}")
         split = protocols[0]
-    return Atom(kind, methods, split, node.get("domain"), threshold, metric, protocols, seed)
+    return Atom(kind, methods, split, node.get("domain"), threshold, metric, protocols, seed, in_seeds)
 
 
 def _condition(path: Path, node: Any, measure: bool = False) -> Condition:
@@ -319,6 +348,9 @@ def load_claim(path: str | Path) -> Claim:
             if unknown:
                 raise _fail(path, f"{b}: {a.label()} names {', '.join(unknown)}, not in experiment.methods")
     known = {"id", "paper", "where", "claim", "experiment", "cost", "published", "alpha", "notes", *BLOCKS}
+    power = doc.get("power")
+    if power is not None and not isinstance(power, dict):
+        raise _fail(path, "power: expects a mapping (paper / floor rates, icc; docs/claims.md#the-power-check)")
     return Claim(
         id=doc["id"], paper=str(doc["paper"]), where=str(doc["where"]), claim=" ".join(str(doc["claim"]).split()),
         experiment=exp, cost=dict(doc["cost"] or {}), published=dict(doc.get("published") or {}),
@@ -340,5 +372,5 @@ def load_claims(folder: str | Path) -> list[Claim]:
     return [load_claim(p) for p in sorted(folder.glob("*.yaml"))]
 
 
-__all__ = ["ATOMS", "Atom", "BLOCKS", "Claim", "Condition", "MEASURE_ATOMS", "METRICS", "PAIRED", "RUN_METRICS", "load_claim",
+__all__ = ["ATOMS", "Atom", "BLOCKS", "MARGIN", "RETIRED", "Claim", "Condition", "MEASURE_ATOMS", "METRICS", "PAIRED", "RUN_METRICS", "load_claim",
            "load_claims"]
