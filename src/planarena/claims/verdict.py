@@ -238,12 +238,20 @@ def _gap(atom: Atom, a: np.ndarray, b: np.ndarray, seed: int, alpha: float) -> s
     return stats.paired_difference_nested(a, b, seed, confidence=conf)
 
 
-def _measure_hit(atom: Atom, hits, seed: int, alpha: float):
+def _value_only(mat: np.ndarray) -> stats.Interval:
+    """The mean of a (problems, seeds) matrix without its interval (the power check's simulations
+    read only the values and the tests)."""
+    return stats.Interval(float(mat.mean()) if mat.size else math.nan, math.nan, math.nan, mat.shape[0],
+                          mat.shape[1], None, "none")
+
+
+def _measure_hit(atom: Atom, hits, seed: int, alpha: float, intervals: bool = True):
     """Hit@k with the problem as the unit: each side's (problems, seeds) matrix of per-problem
     means over its queries (:meth:`planarena.results.HitMatrices.problem_matrix`); the paired test
     is the Wilcoxon signed-rank test over the problems both sides have (their means over seeds)."""
     sides = [hits.problem_matrix(m, p, atom.k, atom.domain) for m, p in atom.sides()]
-    values = {f"{m}@{p}": (stats.hierarchical_bootstrap(mat, seed) if mat.size else stats.wilson(0, 0))
+    values = {f"{m}@{p}": (stats.hierarchical_bootstrap(mat, seed) if mat.size and intervals
+                           else _value_only(mat) if mat.size else stats.wilson(0, 0))
               for (m, p), (_, mat) in zip(atom.sides(), sides)}
     if len(sides) < 2:
         return values, None, None, "problems"
@@ -263,7 +271,7 @@ def _measure_runs(atom: Atom, runs: SchemaRuns):
     return {m: stats.wilson(*runs.count(m, atom.domain, atom.metric)) for m in atom.methods}, None, None, "runs"
 
 
-def _measure(atom: Atom, data, hits, runs, seed: int, alpha: float = stats.ALPHA):
+def _measure(atom: Atom, data, hits, runs, seed: int, alpha: float = stats.ALPHA, intervals: bool = True):
     """``(values by side, paired test or None, gap interval or None, unit name)`` of one atom.
 
     ``data``: the solved matrices (:class:`planarena.results.SolvedMatrices` or anything with its
@@ -271,13 +279,14 @@ def _measure(atom: Atom, data, hits, runs, seed: int, alpha: float = stats.ALPHA
     if atom.is_run:
         return _measure_runs(atom, runs)
     if atom.is_hit:
-        return _measure_hit(atom, hits, seed, alpha)
+        return _measure_hit(atom, hits, seed, alpha, intervals)
     coverage = {}
     mats = []
     for m in atom.methods:
         mat, tried = data.matrix(m, atom.split, atom.domain, atom.seed)
         mats.append((mat, tried))
-        coverage[m] = stats.proportion_interval(mat, seed) if mat.shape[1] else stats.wilson(0, 0)
+        coverage[m] = (stats.wilson(0, 0) if not mat.shape[1] else
+                       stats.proportion_interval(mat, seed) if intervals else _value_only(mat))
     if atom.kind not in PAIRED:
         return coverage, None, None, "problems"
     (a, ta), (b, tb) = mats
@@ -375,17 +384,19 @@ def overall(claim: Claim, blocks: Mapping[str, bool], per_domain: Mapping[str, s
     return base
 
 
-def evaluate_data(claim: Claim, data, hits, runs, seed: int = 0) -> Verdict:
+def evaluate_data(claim: Claim, data, hits, runs, seed: int = 0, intervals: bool = True) -> Verdict:
     """The claim's :class:`Verdict` from its matrices: ``data`` (solved matrices), ``hits`` (Hit@k
     problem matrices) and ``runs`` (:class:`SchemaRuns`); the power check
-    (:mod:`planarena.claims.power`) calls it on simulated matrices, :func:`evaluate` on records."""
+    (:mod:`planarena.claims.power`) calls it on simulated matrices, :func:`evaluate` on records.
+    ``intervals=False`` skips each side's interval (no outcome reads it; the margin atoms' gap
+    intervals are always computed)."""
     results: dict[str, list[AtomResult]] = {}
     blocks: dict[str, bool] = {}
     outcome: dict[Atom, bool] = {}
     for name in BLOCKS:
         cond: Condition = getattr(claim, name)
         atoms = cond.atoms()
-        measured = [_measure(a, data, hits, runs, seed, claim.alpha) for a in atoms]
+        measured = [_measure(a, data, hits, runs, seed, claim.alpha, intervals) for a in atoms]
         family = set(holm_family(cond))
         in_holm = [i for i, a in enumerate(atoms) if a in family]
         adjusted = dict(zip(in_holm, stats.holm([measured[i][1].p for i in in_holm])))

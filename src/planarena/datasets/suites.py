@@ -467,3 +467,31 @@ def run_stage(params: dict, layout: Layout) -> list[ProblemEntry]:
 
 
 __all__ = ["generate_suite", "import_external", "import_folders", "reference_costs", "run_stage", "GENERATORS", "LAYOUTS", "PDDLError"]
+
+
+def planned_problems(params: dict) -> dict[tuple[str, str], list[str]] | None:
+    """The problems the dataset stage would list, per (domain, split), without writing or reading
+    any problem: names from the ``generated`` suite's sizes and counts (before its de-duplication of
+    identical texts, so an upper bound there), or from the file names of an external suite
+    (``satr``, ``ipc2023``) with its ``max_per_split`` cut. The design of a claim's power check
+    (:mod:`planarena.claims.power`). None for a suite whose problems it cannot know without reading
+    them (``dir``) or an external suite whose folder is absent."""
+    suite = str(get(params, "suite", "generated"))
+    if suite == "generated":
+        out: dict[tuple[str, str], list[str]] = {}
+        for domain, cfg in (get(params, "suites.generated.domains", None) or {}).items():
+            for split in SPLITS:
+                sizes = (cfg.get("sizes") or {}).get(split) or []
+                count = int((cfg.get("count") or {}).get(split, 1))
+                out[(domain, split)] = [f"{domain}-{int(s):03d}-{i}" for s in sizes for i in range(count)]
+        return out
+    if suite not in LAYOUTS:
+        return None
+    raw = get(params, f"suites.{suite}.path", None)
+    src = Path(str(raw)).expanduser() if raw else None
+    if src is None or not src.is_dir():
+        return None
+    domains = get(params, f"suites.{suite}.domains", None) or sorted(
+        d.name for d in src.iterdir() if (d / "domain.pddl").exists())
+    found = _external_files(suite, src, list(domains), get(params, f"suites.{suite}.max_per_split", None), [])
+    return {(d, s): [f.name.removesuffix(".gz").removesuffix(".pddl") for f in files] for d, s, files in found}
