@@ -331,40 +331,94 @@ def _claim_and_workspace(claim_id: str, folder: Path, work: Optional[Path]):
     return c, work or claim_run.DEFAULT_WORK / c.id
 
 
+def _power(c, draws: int, seed: int = 0):
+    """The claim's power check at its workspace params (:mod:`planarena.claims.power`)."""
+    from planarena.claims import power, run as claim_run
+
+    params = claim_run.claim_params(c, Path(claim_run.REPO / "params.yaml").read_text(), check_methods=not c.is_measure)
+    return power.check(c, params, draws=draws, seed=seed)
+
+
+@claims_app.command("check")
+def claims_check(
+    claim_ids: list[str] = typer.Argument(None, help="claim ids (none: every claim file)"),
+    folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
+    draws: int = typer.Option(200, help="simulated runs per scenario"),
+    out: Optional[Path] = typer.Option(None, help="also write each check as <out>/<id>.json"),
+) -> None:
+    """The power check: the claim's verdict simulated at its design under the paper's rates (could a
+    faithful reproduction confirm it?) and the floors' rates (could a model that learned nothing?).
+    Exit 1 when a checked claim fails (claims run refuses it without --force)."""
+    from planarena.claims.spec import load_claim, load_claims
+    from planarena.core.io import atomic_write_json
+
+    claims = [load_claim(folder / f"{i}.yaml") for i in claim_ids] if claim_ids else load_claims(folder)
+    failed = 0
+    for c in claims:
+        rep = _power(c, draws)
+        typer.echo(f"## {c.id}\n")
+        typer.echo("\n".join(rep.table()) + "\n")
+        failed += not rep.passes
+        if out is not None:
+            atomic_write_json(out / f"{c.id}.json", rep.to_json())
+    typer.echo(f"{len(claims) - failed} of {len(claims)} claim(s) pass the power check")
+    raise typer.Exit(1 if failed else 0)
+
+
 @claims_app.command("run")
 def claims_run(
     claim_id: str = typer.Argument(..., help="a claim id (the file name in claims/ without .yaml)"),
     folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
     work: Optional[Path] = typer.Option(None, help="workspace (default ~/.cache/planarena/claims/<id>; a rerun resumes)"),
+    force: bool = typer.Option(False, "--force", help="run although the power check fails (the page says so)"),
+    draws: int = typer.Option(200, help="simulated runs per scenario of the power check"),
 ) -> None:
-    """Run the claim's experiment in its own DVC workspace (resumable), then write its verdict page
-    under reports/claims/<id>/."""
+    """Check the claim's power, run its experiment in its own DVC workspace (resumable), then write
+    its verdict page and the records it reads under reports/claims/<id>/."""
     from planarena.claims import run as claim_run
 
     c, ws = _claim_and_workspace(claim_id, folder, work)
+    rep = _power(c, draws)
+    if not rep.passes:
+        typer.echo("\n".join(rep.table()), err=True)
+        if not force:
+            typer.echo(f"error: claim {c.id} fails its power check ({'; '.join(rep.problems)}); write a new claim "
+                       "file, or run it anyway with --force (its page will say so)", err=True)
+            raise typer.Exit(2)
     typer.echo(f"claim {c.id}: workspace {ws} (expected ~{c.cost.get('cpu_minutes', '?')} CPU min); log {ws / 'run.log'}")
     try:
         claim_run.run(c, ws, echo=typer.echo)
     except RuntimeError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
-    v = claim_run.write_page(c, ws, Path("reports/claims"))
+    v = claim_run.write_page(c, ws, Path("reports/claims"), power=rep, forced=not rep.passes)
     typer.echo(f"claim {c.id}: {v.verdict} (reports/claims/{c.id}/claim.md)")
 
 
 @claims_app.command("report")
 def claims_report(
-    claim_id: str = typer.Argument(..., help="a claim id"),
+    claim_ids: list[str] = typer.Argument(None, help="claim ids (none: every claim with a page)"),
     folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
     work: Optional[Path] = typer.Option(None, help="the claim's workspace (default as for run)"),
+    draws: int = typer.Option(200, help="simulated runs per scenario of the power check on the page"),
 ) -> None:
-    """Recompute the claim's verdict page from its workspace's records, without running anything."""
+    """Recompute each claim's verdict page without running anything: from its workspace's records
+    when the workspace is here (they are committed beside the page), else from the records its page
+    committed; a page whose run kept no records becomes "not recomputable: records not kept"."""
     from planarena.claims import run as claim_run
+    from planarena.claims.spec import load_claim, load_claims
 
-    c, ws = _claim_and_workspace(claim_id, folder, work)
-    if not (ws / ("measurements.jsonl" if c.is_measure else "data")).exists():
-        typer.echo(f"error: {ws}: no workspace data; run `planarena claims run {c.id}` first", err=True)
-        raise typer.Exit(1)
-    v = claim_run.write_page(c, ws, Path("reports/claims"))
-    typer.echo(f"claim {c.id}: {v.verdict} (reports/claims/{c.id}/claim.md)")
-
+    root = Path("reports/claims")
+    claims = [load_claim(folder / f"{i}.yaml") for i in claim_ids] if claim_ids else \
+        [c for c in load_claims(folder) if (root / c.id).is_dir()]
+    for c in claims:
+        ws = work if (work and len(claims) == 1) else claim_run.DEFAULT_WORK / c.id
+        rep = _power(c, draws)
+        if (ws / ("measurements.jsonl" if c.is_measure else "data")).exists():
+            v = claim_run.write_page(c, ws, root, power=rep)
+            what = v.verdict
+        else:
+            v = claim_run.recompute_committed(c, root, power=rep)
+            what = v.verdict if v is not None else \
+                claim_run.mark_not_recomputable(c, root, power=rep)["verdict"] + ": records not kept"
+        typer.echo(f"claim {c.id}: {what} (reports/claims/{c.id}/claim.md)")

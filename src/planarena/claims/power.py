@@ -50,7 +50,8 @@ ICC = 0.5
 #: Queries per problem of a simulated Hit@k cell.
 QUERIES = 20
 #: Rates used where neither the paper nor the claim file gives one (listed as assumptions).
-ASSUMED = {"floor": 0.05, "learned_in_distribution": 0.9, "learned_held_out": 0.5, "runs": 0.9}
+ASSUMED = {"floor": 0.05, "floor_runs": 0.0, "ceiling": 1.0, "learned_in_distribution": 0.9, "learned_held_out": 0.5,
+           "runs": 0.9}
 #: Splits on which a learned method is read as in distribution for :data:`ASSUMED`.
 IN_DISTRIBUTION = ("train", "validation", "interpolation")
 #: Monte-Carlo sign patterns of the permutation tests inside the simulation (the report's 200,000
@@ -71,6 +72,7 @@ class Design:
     runs: dict = field(default_factory=dict)
     hit_problems: dict = field(default_factory=dict)
     floors: set = field(default_factory=set)
+    ceilings: set = field(default_factory=set)
     notes: list = field(default_factory=list)
 
 
@@ -165,6 +167,8 @@ class Rates:
             v = (pub.get(where) or {}).get(method) if isinstance(pub.get(where), dict) else None
             return None if v is None else float(v) / 100
         if metric in ("sound_complete", "sound", "complete"):
+            if method in self.design.floors | self.design.ceilings:   # the paper's N_* are its learner's
+                return None
             key = {"sound_complete": "N_sc", "sound": "N_s", "complete": "N_c"}[metric]
             v = (pub.get(domain) or {}).get(key) if isinstance(pub.get(domain), dict) else None
             return None if v is None else float(v) / 10   # the DIAS paper's 10 runs
@@ -181,8 +185,11 @@ class Rates:
         if v is None and metric == "trained":
             v = 1.0
         if v is None:
-            if method in self.design.floors:
-                kind = "floor"
+            runs = metric in ("sound_complete", "sound", "complete")
+            if method in self.design.ceilings:
+                kind = "ceiling"
+            elif method in self.design.floors:
+                kind = "floor_runs" if runs else "floor"
             elif metric in ("sound_complete", "sound", "complete"):
                 kind = "runs"
             else:
@@ -193,7 +200,7 @@ class Rates:
 
     def rate(self, method: str, domain: str | None, where: str, metric: str = "coverage") -> float:
         """The rate of the cell under this object's scenario."""
-        if self.scenario == "paper" or method in self.design.floors or metric == "trained":
+        if self.scenario == "paper" or method in self.design.floors | self.design.ceilings or metric == "trained":
             return self.paper(method, domain, where, metric)
         v = self._given(self.power.get("floor"), method, domain, where)
         if v is not None:
@@ -308,12 +315,15 @@ def design_of(claim: Claim, params: dict) -> Design:
             d.seeds[m] = seeds
             continue
         d.seeds[m] = list(config.get("seeds") or seeds) if getattr(cls, "stochastic", True) else seeds[:1]
-        if traits.get(m) is not None and traits[m].role == "floor":
+        role = traits[m].role if traits.get(m) is not None else "model"
+        if role == "floor":
             d.floors.add(m)
+        elif role == "ceiling":
+            d.ceilings.add(m)
         if "learn_schema" in getattr(cls, "tasks", ()):
             doms = config.get("domains") or (params.get("schema") or {}).get("domains") or []
             for dom in doms:
-                d.runs[(m, dom)] = len(config.get("seeds") or seeds)
+                d.runs[(m, dom)] = len(d.seeds[m])
     hit_atoms = [a for b in BLOCKS for a in getattr(claim, b).atoms() if a.is_hit]
     if hit_atoms:
         acp = params.get("acp") or {}

@@ -269,8 +269,8 @@ def published_check(claim: Claim, data: Measurements, seed: int = 0, hits: HitMe
 
 def largest_solved(claim: Claim, data: Measurements) -> list[dict]:
     """Per method of the claim and domain, on the claim's ``published_split`` (the split its claim is
-    about): the largest problem size solved in each seed (the suite's size parameter, e.g. balls;
-    None: nothing solved) and how many problems that split has. Empty without ``published_split``."""
+    about): the largest problem solved in each seed, as its object count (None: nothing solved),
+    and how many problems that split has. Empty without ``published_split``."""
     split = claim.extra.get("published_split")
     if not split:
         return []
@@ -278,9 +278,12 @@ def largest_solved(claim: Claim, data: Measurements) -> list[dict]:
     domains = sorted({d for (d, s) in data.index if s == split})
     largest: dict[tuple, int] = {}  # (method, domain, seed) -> the largest size solved: one pass over the records
     for r in data.latest:
-        if r.split == split and r.counts_as_solved and r.size is not None:
+        # the problem's object count (from the manifest, carried by every record); a problem
+        # number read from a file name (``size`` of an external suite) is not a size
+        size = r.objects
+        if r.split == split and r.counts_as_solved and size is not None:
             key = (r.method, r.domain, r.seed)
-            largest[key] = max(largest.get(key, r.size), r.size)
+            largest[key] = max(largest.get(key, size), size)
     for method in claim.methods:
         for domain in domains:
             per_seed = {seed: largest.get((method, domain, seed)) for seed in data.seeds.get(method, [])}
@@ -334,14 +337,52 @@ def _schema_lines(rows: list[dict]) -> list[str]:
     return lines + [""]
 
 
+def provenance_lines(claim: Claim, power=None, forced: bool = False, source: str = "") -> list[str]:
+    """The page's provenance block: the registration commit, the post-hoc mark (from git history),
+    the attempt number, the power check's table, whether the run was forced past a failed check,
+    and where the verdict was recomputed from."""
+    from planarena.claims import provenance as pv
+    from planarena.claims.spec import load_claims
+
+    reg = pv.registration(claim)
+    lines = [f"Claim file `claims/{claim.source.name}` (sha256 `{claim.digest}`), {reg.line()}."]
+    early = pv.posthoc(claim, reg)
+    if early:
+        lines.append(f"**Post-hoc**: a report committed before the registration already held a cell of the confirm "
+                     f"condition ({', '.join(early)}); the conditions were not written blind to these data.")
+    try:
+        k, n, chain = pv.attempts(claim, load_claims(claim.source.parent))
+    except ConfigError:
+        k, n, chain = 1, 1, [claim.id]
+    if n > 1:
+        links = ", ".join(f"[`{c}`](../{c}/claim.md)" if c != claim.id else f"`{c}`" for c in chain)
+        lines.append(f"Attempt {k} of {n} at this paper claim ({links}).")
+    if claim.extra.get("supersedes"):
+        lines.append(f"Supersedes [`{claim.extra['supersedes']}`](../{claim.extra['supersedes']}/claim.md), "
+                     "whose page and verdict stay as they were.")
+    if forced:
+        lines.append("**Run forced past a failed power check** (`claims run --force`): read the verdict with its table below.")
+    if source:
+        lines.append(f"Verdict recomputed from {source}.")
+    out = ["## Provenance", "", *[f"- {ln}" for ln in lines], ""]
+    if power is not None:
+        out += power.table() + [""]
+    return out
+
+
 def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks: list[dict] = (),
-                largest: list[dict] = (), schema: list[dict] = ()) -> str:
-    """The claim's page (markdown): the claim, the pre-registered conditions, each measured atom with
-    its interval and test, the published values, the verdict, the cost and the commit."""
+                largest: list[dict] = (), schema: list[dict] = (), provenance: list[str] = ()) -> str:
+    """The claim's page (markdown): the claim, the verdict (per domain too), the provenance and power
+    check, the pre-registered conditions with each measured atom's interval and test, the published
+    values, the cost and the commit."""
     lines = [f"# Claim `{claim.id}`: **{verdict.verdict}**", "",
              f"> {claim.claim}", "", f"Paper: `{claim.paper}`, {claim.where}. Claim file: "
-             f"`claims/{claim.source.name}` (sha256 `{claim.digest}`), written before the run; "
-             f"code at `{commit}`.", ""]
+             f"`claims/{claim.source.name}` (sha256 `{claim.digest}`); code at `{commit}`.", ""]
+    if verdict.domains:
+        lines += ["Per domain: " + "; ".join(f"{d} **{v}**" for d, v in verdict.domains.items())
+                  + (". The claim is a conjunction over its domains: one refuted domain refutes it."
+                     if claim.confirm.op == "all" else "."), ""]
+    lines += list(provenance)
     exp = claim.experiment
     lines += ["## Experiment", "",
               f"Suite `{exp.get('suite', 'generated')}`, domains {', '.join(exp.get('domains') or ['all'])}, "
@@ -352,7 +393,11 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
     for block in ("gate", "confirm", "refute"):
         holds = verdict.blocks[block]
         cond = getattr(claim, block)
+        how = (" An intersection-union test: every atom must hold, each tested at alpha."
+               if cond.op == "all" and len(cond.parts) > 1 else "")
         lines += [f"## {block.capitalize()} ({cond.op} of): {'holds' if holds else 'does not hold'}", ""]
+        if how:
+            lines += [how.strip(), ""]
         lines += [f"- {r.describe()}" for r in verdict.results[block]] + [""]
     if checks:
         lines += ["## Published values beside the measured ones", "",
@@ -366,7 +411,7 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
         lines += [f"- {k}: {v}" for k, v in claim.published.items()] + [""]
     if largest:
         lines += ["## Largest problem solved, per seed", "",
-                  "| domain | method | split | largest size solved, per seed | problems |", "|---|---|---|---|---|"]
+                  "| domain | method | split | largest problem solved (objects), per seed | problems |", "|---|---|---|---|---|"]
         lines += [f"| {r['domain']} | `{r['method']}` | {r['split']} | "
                   + ", ".join(f"{s}: {'none' if v is None else v}" for s, v in r["largest"].items())
                   + f" | {r['problems']} |" for r in largest]
@@ -376,58 +421,147 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
         lines += ["## Notes", "", claim.notes, ""]
     lines += ["Verdict rule: the gate first (fails: inconclusive); then confirmed if the confirm condition "
               "holds and the refute condition does not, refuted in the opposite case, inconclusive "
-              "otherwise. Paired coverage atoms: McNemar's exact test (one run each) or the sign-flip "
+              "otherwise; a claim over several domains also gets a verdict per domain, and a conjunctive "
+              "claim is refuted when one of its domains is. The problem is the unit of every test, its seeds "
+              "nested in it. Paired coverage atoms: McNemar's exact test (one run each) or the sign-flip "
               "permutation test (several seeds); paired Hit@k atoms: the Wilcoxon signed-rank test over "
-              "the queries both ranked (one protocol) or the test problems both query (two protocols); "
-              f"Holm-corrected within a block, alpha = {claim.alpha}. Gap atoms: the 95 % bootstrap "
-              "interval of the mean paired difference against the margin."]
+              "the problems both sides have (each problem's mean Hit@k over its queries and seeds); "
+              f"Holm's correction over the `better` atoms below an `any` of a block, alpha = {claim.alpha}. "
+              "Margin atoms: the bootstrap interval of the mean paired difference (problems, then seeds; 95 %, "
+              "90 % for the two one-sided tests of `equivalent`) against the margin."]
     return "\n".join(lines) + "\n"
 
 
-def write_page(claim: Claim, work: Path, out_root: Path) -> Verdict:
-    """Compute the verdict from the workspace and write ``out_root/<id>/``: ``verdict.json``,
-    ``claim.md``, ``params.yaml`` (the workspace's) and ``report/`` (the workspace's leaderboard and
-    detail pages, when it has them); for a measurement claim the rows (``measurements.jsonl``)
-    instead of ``report/``, and the page's per-problem table."""
+def _page(claim: Claim, records, index, rows, seed: int, cost: dict, commit: str, provenance: list[str]):
+    """``(verdict, page text, extra verdict.json fields)`` from records (a pipeline claim) or
+    measurement rows (a measurement claim)."""
     from planarena.claims import measure
 
-    seed = int((yaml.safe_load((work / "params.yaml").read_text()) or {}).get("seed", 0) or 0)
+    if claim.is_measure:
+        verdict = measure.evaluate(claim, rows, seed)
+        page = render_page(claim, verdict, cost, commit, provenance=provenance).rstrip("\n").split("\n")
+        page = "\n".join(page[:-1] + [measure.RULE, "", "## Per problem", "", *measure.table(claim, rows), "",
+                                      page[-1]]) + "\n"
+        return verdict, page, {"measurements": len(rows)}
+    verdict = evaluate(claim, records, index, seed)
+    data = Measurements(records, index)
+    checks = published_check(claim, data, seed, HitMeasurements(records))
+    largest = largest_solved(claim, data)
+    schema = schema_run_summary(claim, records)
+    extra = {"published_check": checks, "largest_solved": largest, **({"schema_runs": schema} if schema else {})}
+    return verdict, render_page(claim, verdict, cost, commit, checks, largest, schema, provenance), extra
+
+
+def _write(claim: Claim, out: Path, verdict: Verdict, page: str, cost: dict, commit: str, extra: dict,
+           power=None, forced: bool = False) -> None:
+    data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
+            "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "forced": forced,
+            **({"power": power.to_json()} if power is not None else {}), **extra}
+    atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
+    atomic_write_text(out / "claim.md", page)
+
+
+def write_page(claim: Claim, work: Path, out_root: Path, power=None, forced: bool = False) -> Verdict:
+    """Compute the verdict from the workspace and write ``out_root/<id>/``: ``verdict.json``,
+    ``claim.md``, ``params.yaml`` (the workspace's), the records the verdict reads
+    (:func:`planarena.claims.provenance.commit_records`: ``records/``, ``index.json``,
+    ``training.json``) and ``report/`` (the workspace's leaderboard and detail pages, when it has
+    them); for a measurement claim the rows (``measurements.jsonl``) instead. ``power``: the
+    claim's :class:`planarena.claims.power.PowerReport` (its table goes on the page); ``forced``:
+    the run went ahead past a failed check (the page says so)."""
+    from planarena.claims import measure, provenance as pv
+
+    params = yaml.safe_load((work / "params.yaml").read_text()) or {}
+    seed = int(params.get("seed", 0) or 0)
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
     commit = cost.get("commit") or _git_head()  # the code the run used (its last resumption)
-    if claim.is_measure:
-        rows = read_jsonl(work / measure.ROWS) if (work / measure.ROWS).exists() else []
-        verdict = measure.evaluate(claim, rows, seed)
-        extra = {"measurements": len(rows)}
-        page = render_page(claim, verdict, cost, commit).rstrip("\n").split("\n")
-        page = "\n".join(page[:-1] + [measure.RULE, "", "## Per problem", "", *measure.table(claim, rows), "",
-                                      page[-1]]) + "\n"
-    else:
-        records, index = _records_and_index(work)
-        verdict = evaluate(claim, records, index, seed)
-        data = Measurements(records, index)
-        checks = published_check(claim, data, seed, HitMeasurements(records))
-        largest = largest_solved(claim, data)
-        schema = schema_run_summary(claim, records)
-        extra = {"published_check": checks, "largest_solved": largest, **({"schema_runs": schema} if schema else {})}
-        page = render_page(claim, verdict, cost, commit, checks, largest, schema)
     out = out_root / claim.id
     out.mkdir(parents=True, exist_ok=True)
-    data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
-            "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
-            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, **extra}
-    atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
-    atomic_write_text(out / "claim.md", page)
-    atomic_write_text(out / "params.yaml", yaml.safe_dump(portable_params(yaml.safe_load((work / "params.yaml").read_text())),
-                                                          sort_keys=False, width=120))
+    rows, records, index = [], [], {}
     if claim.is_measure:
+        rows = read_jsonl(work / measure.ROWS) if (work / measure.ROWS).exists() else []
         measure.write_rows(rows, out)
-    elif (work / "reports" / "leaderboard.md").exists():
+    else:
+        records, index = _records_and_index(work)
+        pv.commit_records(work, out, index)
+    prov = provenance_lines(claim, power, forced, "the records committed beside this page")
+    verdict, page, extra = _page(claim, records, index, rows, seed, cost, commit, prov)
+    _write(claim, out, verdict, page, cost, commit, extra, power, forced)
+    atomic_write_text(out / "params.yaml", yaml.safe_dump(portable_params(params), sort_keys=False, width=120))
+    if not claim.is_measure and (work / "reports" / "leaderboard.md").exists():
         if (out / "report").is_dir():
             shutil.rmtree(out / "report")
         shutil.copytree(work / "reports", out / "report")
     return verdict
 
 
-__all__ = ["DEFAULT_WORK", "claim_params", "largest_solved", "measurements_of", "portable_params", "prepare", "published_check", "render_page", "run",
-           "schema_run_summary", "verdict_of", "write_page"]
+NOT_RECOMPUTABLE = "not recomputable"
+
+
+def recompute_committed(claim: Claim, out_root: Path, power=None) -> Verdict | None:
+    """Recompute the claim's page and ``verdict.json`` from what its folder ``out_root/<id>/``
+    committed (records, index, params, measurement rows), under the current rules; None when it
+    committed nothing to recompute from (see :func:`mark_not_recomputable`)."""
+    from planarena.claims import measure, provenance as pv
+
+    out = out_root / claim.id
+    if claim.is_measure:
+        if not (out / measure.ROWS).exists():
+            return None
+        rows, records, index = read_jsonl(out / measure.ROWS), [], {}
+    elif pv.has_committed(out):
+        rows = []
+        records, index = pv.load_committed(out)
+    else:
+        return None
+    old = json.loads((out / "verdict.json").read_text()) if (out / "verdict.json").exists() else {}
+    params = yaml.safe_load((out / "params.yaml").read_text()) if (out / "params.yaml").exists() else {}
+    seed = int((params or {}).get("seed", 0) or 0)
+    cost, commit = old.get("cost") or {}, old.get("commit") or "unknown"
+    forced = bool(old.get("forced"))
+    prov = provenance_lines(claim, power, forced, f"the records committed beside this page (run at `{commit}`), "
+                                                  "under the current verdict rules")
+    verdict, page, extra = _page(claim, records, index, rows, seed, cost, commit, prov)
+    _write(claim, out, verdict, page, cost, commit, extra, power, forced)
+    return verdict
+
+
+def mark_not_recomputable(claim: Claim, out_root: Path, power=None) -> dict:
+    """Replace a verdict that cannot be recomputed (its run kept no records) by a page saying so:
+    the earlier verdict is named with the commit whose page holds it, not kept as a verdict.
+    Returns the new ``verdict.json`` content."""
+    from planarena.claims import provenance as pv
+
+    out = out_root / claim.id
+    out.mkdir(parents=True, exist_ok=True)
+    old = json.loads((out / "verdict.json").read_text()) if (out / "verdict.json").exists() else {}
+    previous = old.get("previous") or ({"verdict": old.get("verdict"), "commit": pv._git(
+        "log", "-1", "--format=%h", "--", f"reports/claims/{claim.id}/claim.md").strip() or "unknown"}
+        if old.get("verdict") else None)
+    lines = [f"# Claim `{claim.id}`: **{NOT_RECOMPUTABLE}: records not kept**", "", f"> {claim.claim}", "",
+             f"Paper: `{claim.paper}`, {claim.where}.", ""]
+    if previous:
+        lines += [f"The run's verdict page said **{previous['verdict']}** (kept in git history at commit "
+                  f"`{previous['commit']}`). Its run did not commit the records that verdict was computed from, so "
+                  "it cannot be recomputed under the current rules (problem units, per-domain verdicts, Holm over "
+                  "the `better` atoms below an `any`, untrained twins) and is not shown as a verdict. A new claim "
+                  "file, run with `planarena claims run`, commits its records.", ""]
+    lines += provenance_lines(claim, power)
+    lines += ["## Conditions (as registered)", ""]
+    for block in ("gate", "confirm", "refute"):
+        cond = getattr(claim, block)
+        lines += [f"- {block} ({cond.op} of): " + "; ".join(a.label() for a in cond.atoms())]
+    data = {"claim": claim.id, "verdict": NOT_RECOMPUTABLE, "reason": "records not kept", "previous": previous,
+            "paper": claim.paper, "where": claim.where, "statement": claim.claim, "claim_sha256": claim.digest,
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "blocks": {}, "atoms": {}, "domains": {},
+            **({"power": power.to_json()} if power is not None else {})}
+    atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
+    atomic_write_text(out / "claim.md", "\n".join(lines) + "\n")
+    return data
+
+
+__all__ = ["DEFAULT_WORK", "NOT_RECOMPUTABLE", "claim_params", "largest_solved", "mark_not_recomputable",
+           "measurements_of", "portable_params", "prepare", "provenance_lines", "published_check", "recompute_committed",
+           "render_page", "run", "schema_run_summary", "verdict_of", "write_page"]
