@@ -83,7 +83,8 @@ def test_confirmed_when_the_gate_holds_and_the_paired_test_says_better(tmp_path)
     v = evaluate(claim, records, _index(records))
     assert v.verdict == "confirmed" and v.blocks == {"gate": True, "confirm": True, "refute": False}
     [r] = v.results["confirm"]
-    assert (r.test.a_better, r.test.b_better) == (8, 0) and math.isclose(r.p, 2 / 2 ** 8)
+    # one better atom under `all`: an intersection-union test at alpha, outside Holm (p is None)
+    assert (r.test.a_better, r.test.b_better) == (8, 0) and math.isclose(r.test.p, 2 / 2 ** 8) and r.p is None
     assert r.coverage["delta"].value == 0.9 and "holds" in r.describe()
     assert v.to_json()["atoms"]["confirm"][0]["holds"] is True
     # the measured values keep the atom's order (A, B), whatever the names' alphabetical order

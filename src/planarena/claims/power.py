@@ -13,9 +13,11 @@ scenarios, ``draws`` simulations each:
 * ``floor``: every learned method at its floor's rate (the claim file's ``power.floor`` rates, else
   the highest rate of the claim's floor rows in that cell, else an assumed rate): no learning.
 
-A cell no source gives a rate for gets an **assumed** rate (:data:`ASSUMED`), listed in the output:
-a floor solves little, a learned method solves most of its training distribution, half of a
-held-out split. Problem difficulty is shared by every method and seed of a problem (a latent normal
+A cell no source gives a rate for gets an **assumed** rate, listed in the output: a learned
+method's own published rate in that domain (no evidence that it does better on another split),
+else :data:`ASSUMED` (a floor solves little, a ceiling everything, a learned method most of its
+training distribution and half of a held-out split). A claim that needs a better rate declares it
+(``power: {paper: {method: rate | {domain: rate | {split: rate}}}, floor: {...}, icc: 0.5}``). Problem difficulty is shared by every method and seed of a problem (a latent normal
 effect, ``power.icc`` of the latent variance, default :data:`ICC`): a problem one method finds hard
 the others find hard too, and its seeds are not independent draws.
 
@@ -195,8 +197,25 @@ class Rates:
             else:
                 kind = "learned_in_distribution" if where in IN_DISTRIBUTION else "learned_held_out"
             v = ASSUMED[kind]
-            self.assumed.add(f"`{method}` {domain or 'all domains'}/{where}: {v:g}")
+            near = None if kind in ("floor", "floor_runs", "ceiling", "runs") else self._nearest(method, domain)
+            if near is not None:     # the method's own published rate in the domain: no evidence it does better
+                v = near
+                self.assumed.add(f"`{method}` {domain or 'all domains'}/{where}: {v:g} (its published rate on "
+                                 f"{self.claim.extra.get('published_split')})")
+            else:
+                self.assumed.add(f"`{method}` {domain or 'all domains'}/{where}: {v:g}")
         return v
+
+    def _nearest(self, method: str, domain: str | None) -> float | None:
+        """The method's published rate on the claim's ``published_split`` in ``domain`` (or the mean
+        over the domains when None), where the paper gives one."""
+        split = self.claim.extra.get("published_split")
+        if not split:
+            return None
+        pub = self.claim.published or {}
+        vals = [float(pub[d][method]) / 100 for d in ([domain] if domain else list(pub))
+                if isinstance(pub.get(d), dict) and isinstance(pub[d].get(method), (int, float))]
+        return float(np.mean(vals)) if vals else None
 
     def rate(self, method: str, domain: str | None, where: str, metric: str = "coverage") -> float:
         """The rate of the cell under this object's scenario."""

@@ -1,0 +1,254 @@
+"""The verdict rules a reviewer checks first (issue 47): problem units, intervals that never have
+zero width, Holm over the `better` atoms of a union only, per-domain verdicts with a conjunctive
+claim refuted by one domain, equivalence and k-of-n-seeds atoms, the stratified trend atom, the
+power check and the committed records a verdict is recomputed from."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from test_claims import _pool, _write
+from test_report import entry, rec
+
+from planarena import stats
+from planarena.claims.spec import load_claim
+from planarena.claims.verdict import evaluate, holm_family
+from planarena.report.records import instance_index
+
+TWO_DOMAINS = """
+id: {id}
+paper: dias-action-schemas
+where: Table 1
+claim: A beats B in both domains.
+experiment:
+  suite: generated
+  methods: [a, b]
+  seeds: [13]
+cost: {{cpu_minutes: 5}}
+gate:
+  - {{at_least: [a, 0.0], split: test}}
+confirm:
+  all:
+    - {{better: [a, b], split: test, domain: d1}}
+    - {{better: [a, b], split: test, domain: d2}}
+refute:
+  all:
+    - {{better: [b, a], split: test, domain: d1}}
+    - {{better: [b, a], split: test, domain: d2}}
+"""
+
+
+def _two_domain_records(a1: int, b1: int, a2: int, b2: int, n: int = 12):
+    out = []
+    for d, (ka, kb) in (("d1", (a1, b1)), ("d2", (a2, b2))):
+        for i in range(n):
+            out.append(rec("a", d, "test", f"p{i}", 13, "solved" if i < ka else "unsolved"))
+            out.append(rec("b", d, "test", f"p{i}", 13, "solved" if i < kb else "unsolved"))
+    return out
+
+
+def _index(records, n=12):
+    return instance_index([entry(d, "test", f"p{i}") for d in ("d1", "d2") for i in range(n)], records)
+
+
+def test_all_zero_multi_seed_cell_has_an_interval_of_nonzero_width():
+    iv = stats.proportion_interval(np.zeros((20, 3)), seed=0)
+    one = stats.proportion_interval(np.zeros((20, 1)), seed=0)
+    assert iv.low == 0 and iv.high > 0.1 and math.isclose(iv.high, one.high)   # 0/60 is no surer than 0/20
+    full = stats.proportion_interval(np.ones((20, 3)), seed=0)
+    assert full.high == 1 and full.low < 0.9
+    gap = stats.paired_difference_nested(np.zeros((10, 3)), np.zeros((10, 1)), seed=0)
+    assert gap.value == 0 and gap.low < 0 < gap.high and gap.method == "newcombe"
+
+
+def test_gap_interval_bootstraps_problems_then_seeds():
+    # one seed of three solves nothing: averaging seeds first would hide it, nesting widens the interval
+    a = np.ones((10, 3))
+    a[:, 2] = 0
+    b = np.zeros((10, 1))
+    nested = stats.paired_difference_nested(a, b, seed=1)
+    flat = stats.paired_difference(a.mean(axis=1), b.mean(axis=1), seed=1)
+    assert math.isclose(nested.value, 2 / 3) and flat.high - flat.low < 1e-9 < nested.high - nested.low
+
+
+def test_conjunctive_claim_is_refuted_when_one_domain_is(tmp_path):
+    claim = load_claim(_write(tmp_path, TWO_DOMAINS, "two-domains"))
+    # d1: a clearly better (10 vs 0); d2: b clearly better (0 vs 10): the pooled refute `all` fails
+    records = _two_domain_records(10, 0, 0, 10)
+    v = evaluate(claim, records, _index(records))
+    assert v.blocks["refute"] is False and v.domains == {"d1": "confirmed", "d2": "refuted"}
+    assert v.verdict == "refuted"
+    # both domains confirmed: the claim is
+    records = _two_domain_records(10, 0, 10, 0)
+    v = evaluate(claim, records, _index(records))
+    assert v.domains == {"d1": "confirmed", "d2": "confirmed"} and v.verdict == "confirmed"
+
+
+def test_holm_runs_over_the_better_atoms_of_a_union_only(tmp_path):
+    claim = load_claim(_write(tmp_path, TWO_DOMAINS.replace("refute:\n  all:", "refute:\n  any:"), "two-domains"))
+    assert holm_family(claim.confirm) == []                     # all: intersection-union, each at alpha
+    assert len(holm_family(claim.refute)) == 2                  # any: a union, Holm over both
+    records = _two_domain_records(7, 0, 7, 0)                   # 7 discordant each: p = 2 / 2**7 = 0.0156
+    v = evaluate(claim, records, _index(records))
+    assert all(r.p is None and r.holds for r in v.results["confirm"])
+    # Holm over the two: each two-sided p doubled (the smallest of 2) and monotone; neither holds (b is worse)
+    assert all(r.p is not None and math.isclose(r.p, 2 * r.test.p) and not r.holds for r in v.results["refute"])
+
+
+def test_not_better_atoms_stay_outside_holm(tmp_path):
+    text = TWO_DOMAINS.replace("""refute:
+  all:
+    - {{better: [b, a], split: test, domain: d1}}
+    - {{better: [b, a], split: test, domain: d2}}""", """refute:
+  any:
+    - {{better: [b, a], split: test, domain: d1}}
+    - {{not_better: [a, b], split: test, domain: d2}}""")
+    claim = load_claim(_write(tmp_path, text, "two-domains"))
+    fam = holm_family(claim.refute)
+    assert [a.kind for a in fam] == ["better"]
+    records = _two_domain_records(7, 0, 7, 0)
+    v = evaluate(claim, records, _index(records))
+    nb = v.results["refute"][1]
+    assert nb.p is None and nb.holds is False and "retired" in nb.describe()
+
+
+def test_equivalence_atom_is_two_sided(tmp_path):
+    text = TWO_DOMAINS.replace("- {{better: [a, b], split: test, domain: d1}}",
+                               "- {{equivalent: [a, b, 0.2], split: test, domain: d1}}")
+    claim = load_claim(_write(tmp_path, text, "two-domains"))
+    n = 60
+    same = _two_domain_records(30, 30, 10, 0, n=n)
+    v = evaluate(claim, same, _index(same, n))
+    assert v.results["confirm"][0].holds
+    worse = _two_domain_records(10, 40, 10, 0, n=n)   # a much worse than b: not equivalent either way
+    v = evaluate(claim, worse, _index(worse, n))
+    assert not v.results["confirm"][0].holds
+
+
+def test_in_seeds_counts_the_seeds_meeting_the_threshold(tmp_path):
+    text = TWO_DOMAINS.replace("seeds: [13]", "seeds: [13, 14, 15]").replace(
+        "- {{at_least: [a, 0.0], split: test}}", "- {{at_least: [a, 0.5], split: test, domain: d1, in_seeds: 2}}")
+    claim = load_claim(_write(tmp_path, text, "two-domains"))
+    records = _two_domain_records(10, 0, 10, 0)
+    records += [rec("a", "d1", "test", f"p{i}", s, "solved" if ok else "unsolved")
+                for s, ok in ((14, True), (15, False)) for i in range(12)]
+    v = evaluate(claim, records, _index(records))
+    [g] = v.results["gate"]
+    assert g.holds and g.note == "2 of 3 seeds"
+
+
+def test_duplicated_queries_do_not_create_significance(tmp_path):
+    from test_claims import HIT_CLAIM
+
+    claim = load_claim(_write(tmp_path, HIT_CLAIM, "hierarchy"))
+
+    def records(copies: int):
+        # three problems; interpolation hits 2 of 3 queries, extrapolation 1 of 3: every query copied
+        probs = [f"p{i}" for i in range(3) for _ in range(3 * copies)]
+        q = [(j // copies) % 3 for j in range(9 * copies)]
+        return [_pool("mlp", "interpolation", "bw", [0 if j < 2 else 50 for j in q], probs),
+                _pool("untrained", "interpolation", "bw", [50] * len(q), probs),
+                _pool("mlp", "extrapolation", "bw", [0 if j < 1 else 50 for j in q], probs)]
+
+    once, many = (evaluate(claim, records(c), {}) for c in (1, 50))
+    a, b = once.results["confirm"][0], many.results["confirm"][0]
+    assert a.units == b.units == "problems" and a.test.n == b.test.n == 3
+    assert a.test.p == b.test.p and not b.holds
+
+
+def test_trend_atom_is_stratified_by_domain():
+    from planarena.claims import measure
+    from planarena.claims.spec import Atom
+
+    rows = []
+    # within each domain the ratio falls with size; across domains the level rises with size
+    for d, (base, level) in {"x": (5, 1.0), "y": (50, 100.0)}.items():
+        for j, objects in enumerate(range(base, base + 6)):
+            rows.append({"domain": d, "split": "t", "problem": f"{d}{j}", "objects": objects, "side": "A",
+                         "completed": True, "values": {"n": level * (0.5 ** j)}})
+            rows.append({"domain": d, "split": "t", "problem": f"{d}{j}", "objects": objects, "side": "B",
+                         "completed": True, "values": {"n": 1.0}})
+    atom = Atom("ratio_falls_with", ("A", "B"), "", None, None, "n")
+    _, test, _, _, note = measure._measure(atom, rows, 0)
+    assert test.diff < -0.9 and test.p < 0.05 and test.a_better == 2 and "x: rho -1.00" in note
+
+
+def test_power_check_separates_the_paper_from_the_floor(tmp_path):
+    from planarena.claims import power
+
+    text = TWO_DOMAINS.replace("methods: [a, b]", "methods: [a, b]\n  domains: [d1, d2]") + \
+        "power: {{paper: {{a: 0.9, b: 0.1}}, floor: {{a: 0.1}}}}\n"
+    claim = load_claim(_write(tmp_path, text, "two-domains"))
+    design = power.Design(problems={(d, "test"): [f"p{i}" for i in range(20)] for d in ("d1", "d2")},
+                          seeds={"a": [13], "b": [13]})
+    rates = power.Rates(claim, design, "paper")
+    assert rates.rate("a", "d1", "test") == 0.9 and rates.rate("b", "d2", "test") == 0.1
+    floor = power.Rates(claim, design, "floor")
+    assert floor.rate("a", "d1", "test") == 0.1
+    outcome = {}
+    for sc in ("paper", "floor"):
+        r = power.Rates(claim, design, sc)
+        rng = np.random.default_rng(0)
+        from planarena.claims.verdict import evaluate_data
+        got = [evaluate_data(claim, s, s, s, 0, intervals=False).verdict
+               for s in (power.SimulatedData(design, r, rng, 0.5) for _ in range(30))]
+        outcome[sc] = got.count("confirmed") / len(got)
+    assert outcome["paper"] >= 0.8 and outcome["floor"] <= 0.05
+
+
+def test_power_check_of_a_committed_claim_runs_and_fails_a_retired_atom():
+    from pathlib import Path
+
+    from planarena.claims import power, run
+
+    claim = load_claim(Path(__file__).resolve().parents[1] / "claims" / "state-centric-sample-efficiency-vs-plangpt.yaml")
+    params = run.claim_params(claim, (run.REPO / "params.yaml").read_text())
+    rep = power.check(claim, params, draws=4)
+    assert not rep.passes and any("retired" in p for p in rep.problems)
+    assert rep.table()[0].startswith("Power check (4 simulated runs")
+
+
+def test_committed_records_round_trip_byte_stable(tmp_path):
+    from planarena.claims import provenance as pv
+
+    work = tmp_path / "ws"
+    (work / "data" / "results").mkdir(parents=True)
+    (work / "data" / "models" / "m" / "d" / "13").mkdir(parents=True)
+    (work / "data" / "models" / "m" / "d" / "13" / "facts.json").write_text(json.dumps({"best_step": 7}))
+    records = _two_domain_records(3, 1, 2, 2)
+    (work / "data" / "results" / "a.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records))
+    index = _index(records)
+    out1, out2 = tmp_path / "o1", tmp_path / "o2"
+    assert pv.commit_records(work, out1, index) == {"records": len(records), "models": 1}
+    pv.commit_records(work, out2, index)
+    assert (out1 / "records" / "a.jsonl.gz").read_bytes() == (out2 / "records" / "a.jsonl.gz").read_bytes()
+    got, got_index = pv.load_committed(out1)
+    assert [r.to_dict() for r in got] == [r.to_dict() for r in records] and got_index == index
+    assert json.loads((out1 / "training.json").read_text())["facts"] == {"m/d/13": {"best_step": 7}}
+
+
+def test_attempts_follow_supersedes(tmp_path):
+    from planarena.claims import provenance as pv
+
+    first = load_claim(_write(tmp_path, TWO_DOMAINS, "first"))
+    second = load_claim(_write(tmp_path, TWO_DOMAINS + "supersedes: first\n", "second"))
+    assert pv.attempts(first, [first, second]) == (1, 2, ["first", "second"])
+    assert pv.attempts(second, [first, second]) == (2, 2, ["first", "second"])
+
+
+@pytest.mark.parametrize("node, message", [
+    ("{{at_least: [a, 0.5], split: test, in_seeds: 0}}", "in_seeds takes a positive integer"),
+    ("{{better: [a, b], split: test, in_seeds: 2}}", "in_seeds takes a positive integer"),
+    ("{{equivalent: [a, b, 0], split: test}}", "margin must be a fraction"),
+])
+def test_new_atoms_reject_bad_input_in_one_line(tmp_path, node, message):
+    from planarena.config import ConfigError
+
+    text = TWO_DOMAINS.replace("- {{at_least: [a, 0.0], split: test}}", f"- {node}")
+    path = _write(tmp_path, text, "two-domains")
+    with pytest.raises(ConfigError, match=message) as info:
+        load_claim(path)
+    assert "\n" not in str(info.value)
