@@ -11,19 +11,22 @@ instances is reported as "no instances" (never a division by zero).
 from __future__ import annotations
 
 import math
+import os
 from collections import defaultdict
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from planarena.config import is_held_out
+from planarena.core.plan_bounds import plan_length_lower_bound
 from planarena.core.problemset import ProblemEntry
 from planarena.core.records import ResultRecord
 from planarena.methods.base import ReportTraits
 from planarena.report.markdown import DASH, NO_INSTANCES, md_table
 from planarena.report.metrics import COVERAGE, instance_weighted
-from planarena.report.records import instance_index, method_order, plan_records_of, split_sort_key
+from planarena.report.records import entries, instance_index, method_order, plan_records_of, split_sort_key
 from planarena.report.traits import method_label, row_order
 
 COVERAGE_COLUMNS = (
@@ -233,17 +236,38 @@ def measured_cell(cov: pd.DataFrame, domain: str, split: str, method: str) -> st
     return COVERAGE.format(r["mean"], r["std"], int(r["n"]), runs=len(r["seeds"]))
 
 
+def problem_files(
+    manifest: Iterable[ProblemEntry | Mapping], root: str | os.PathLike
+) -> dict[tuple[str, str, str], tuple[Path, Path]]:
+    """``(domain, split, problem) -> (domain file, problem file)`` of the manifest's entries under
+    the problem root ``root`` (``data/problems``: ``<domain>/domain.pddl`` and the entry's ``path``),
+    the ``files`` argument of :func:`horizon_ceiling`."""
+    root = Path(root)
+    return {e.key: (root / e.domain / "domain.pddl", root / e.path) for e in entries(manifest)}
+
+
+#: how the sentence names the PDDL bound (:func:`planarena.core.plan_bounds.plan_length_lower_bound`)
+GOAL_BOUND = "the lower bound from unsatisfied goal atoms"
+
+
 def horizon_ceiling(
     plan_records: Iterable[Mapping],
     index: Mapping[tuple[str, str], Iterable[str]],
     horizons: Mapping[str, int | None],
     ran: Iterable[str],
+    files: Mapping[tuple[str, str, str], tuple[str | os.PathLike, str | os.PathLike]] | None = None,
 ) -> list[str]:
     """Sentences stating, per distinct horizon H of the methods in ``ran`` (``horizons``: method ->
     its :attr:`ReportTraits.horizon`), how many held-out problems of ``index`` no plan of at most H
-    steps can solve: their optimal plan (the planning stage's A*+LM-cut plan) is longer than H.
-    Problems without an optimal plan whose best known plan is longer than H (or that have none) are
-    counted apart as unknown. Empty when no method has a horizon."""
+    steps can solve: a lower bound on their plan length exceeds H.
+
+    The lower bound of a problem is the larger of those known: the length of its optimal plan (the
+    planning stage's A*+LM-cut plan) and, where ``files`` gives its ``(domain file, problem file)``,
+    :func:`planarena.core.plan_bounds.plan_length_lower_bound` (the goal atoms false initially over
+    the most of them one action adds; ``None`` where the PDDL makes it unsound). The sentence says
+    how many were shown out of reach by each. Problems not out of reach with neither an optimal
+    plan nor a plan within H are counted apart as unknown, and those without a reference-plan
+    record apart again. Empty when no method has a horizon."""
     by_h: dict[int, list[str]] = defaultdict(list)
     for m in ran:
         if horizons.get(m) is not None:
@@ -251,25 +275,38 @@ def horizon_ceiling(
     if not by_h:
         return []
     plans = {(r.get("domain"), r.get("split"), r.get("problem")): r for r in plan_records}
-    held_out = [(d, s, p) for (d, s), probs in index.items() if is_held_out(s) for p in probs]
+    held_out = [(d, s, p) for (d, s), probs in index.items() if is_held_out(s) for p in sorted(probs)]
+    files = files or {}
+    goal_bound = {key: plan_length_lower_bound(*files[key]) if key in files else None for key in held_out}
     out = []
     for h, methods in sorted(by_h.items()):
-        over, unknown, unplanned = 0, 0, 0
+        by_plan, by_goals, unknown, unplanned = 0, 0, 0, 0
         for key in held_out:
-            r = plans.get(key)
-            if r is None:
-                unplanned += 1
-                continue
+            r = plans.get(key) or {}
             length = r.get("plan_length") if r.get("outcome") == "solved" else None
-            if length is not None and r.get("optimal") and length > h:
-                over += 1
-            elif length is None or (not r.get("optimal") and length > h):
+            optimal = length if r.get("optimal") else None
+            if optimal is not None and optimal > h:
+                by_plan += 1
+            elif goal_bound[key] is not None and goal_bound[key] > h:
+                by_goals += 1
+            elif not r:
+                unplanned += 1
+            elif length is None or (optimal is None and length > h):
                 unknown += 1
         names = ", ".join(f"`{m}`" for m in methods)
-        line = (f"Horizon ceiling: with plans of at most {h} steps ({names}), {over} of {len(held_out)} "
-                "held-out problems cannot be solved (their optimal plans are longer)")
+        if not by_goals:
+            why = ["their optimal plans are longer"]
+        elif not by_plan:
+            why = [f"they need more than {h} steps by {GOAL_BOUND}"]
+        else:
+            why = [f"{by_plan} have optimal plans longer than that",
+                   f"{by_goals} need more than {h} steps by {GOAL_BOUND}"]
+        line = (f"Horizon ceiling: with plans of at most {h} steps ({names}), {by_plan + by_goals} of "
+                f"{len(held_out)} held-out problems cannot be solved ({', '.join(why)})")
         if unknown:
             line += f"; for {unknown} more no optimal plan is known and no plan within the horizon was found by the planners"
+            if files:
+                line += f" (nor does {GOAL_BOUND} exceed it)"
         if unplanned:
             line += (f"; {unplanned} have no reference-plan record (not planned, see `planners.splits`, or the "
                      "records were not kept), so their ceiling is unknown")
