@@ -145,9 +145,10 @@ def test_claim_page_reports_the_largest_problem_solved_per_seed(tmp_path):
 
     claim = load_claim(_write(tmp_path, CLAIM.replace("published: {{delta: 0.9, state: 0.4}}",
                                                       "published_split: extrapolation")))
-    records = [rec("delta", "bw", "extrapolation", f"x{i}", 13, "solved" if i < 3 else "unsolved", size=10 + i)
-               for i in range(10)]
-    records += [rec("state", "bw", "extrapolation", f"x{i}", 13, "unsolved", size=10 + i) for i in range(10)]
+    # the size is the problem's object count, not the number a file name carries (size)
+    records = [rec("delta", "bw", "extrapolation", f"x{i}", 13, "solved" if i < 3 else "unsolved", size=i,
+                   objects=10 + i) for i in range(10)]
+    records += [rec("state", "bw", "extrapolation", f"x{i}", 13, "unsolved", size=i, objects=10 + i) for i in range(10)]
     rows = largest_solved(claim, Measurements(records, _index(records)))
     assert rows == [{"method": "delta", "domain": "bw", "split": "extrapolation", "largest": {13: 12}, "problems": 10},
                     {"method": "state", "domain": "bw", "split": "extrapolation", "largest": {13: None},
@@ -209,13 +210,16 @@ def test_front_page_claims_table_from_verdict_files(tmp_path):
     folder.mkdir(parents=True)
     (folder / "verdict.json").write_text(__import__("json").dumps(
         {**v.to_json(), "paper": claim.paper, "where": claim.where, "published": claim.published,
-         "cost": {"wall_s": 600.0}, "expected_cpu_minutes": 5}))
+         "cost": {"wall_s": 600.0}, "expected_cpu_minutes": 5, "posthoc": ["reports/x (commit abc)"],
+         "power": {"simulated": True, "passes": False, "outcome": {"paper": {"confirmed": 0.62},
+                                                                  "floor": {"confirmed": 0.01}}}}))
     [row] = section.table(section.load_verdicts(tmp_path / "reports" / "claims")).to_dict("records")
-    assert row["verdict"] == "**confirmed**" and row["cost"] == "10 min (5 expected)"
-    assert "better(delta, state) on all domains/extrapolation: 0.90 vs 0.10" in row["measured"] and row["paper says"] == "delta: 0.9; state: 0.4"
+    # one short line: the verdict with its marks, the deciding numbers with n, the power check
+    assert row["verdict"] == "**confirmed**; *post-hoc*" and row["power: paper / floor"] == "0.62 / 0.01 (fails)"
+    assert row["decided by"] == "better(delta, state) on all domains/extrapolation: 0.90 vs 0.10, p=0.00781, n=10"
     page = render_page(claim, v, {"wall_s": 600.0, "runs": 1}, "abc1234")
     assert page.startswith("# Claim `delta-beats-state`: **confirmed**") and "code at `abc1234`" in page
-    assert "## Gate (all of): holds" in page and "Holm p=" in page
+    assert "## Gate (all of): holds" in page and "p=0.008" in page
 
 
 def test_claims_list_shows_cost_and_verdict(tmp_path, monkeypatch):

@@ -452,9 +452,24 @@ def _page(claim: Claim, records, index, rows, seed: int, cost: dict, commit: str
     return verdict, render_page(claim, verdict, cost, commit, checks, largest, schema, provenance), extra
 
 
+def provenance_facts(claim: Claim) -> dict:
+    """``verdict.json``'s provenance fields: the registration commit and date, the post-hoc reports
+    (:func:`planarena.claims.provenance.posthoc`) and the attempt ``[k, n]``."""
+    from planarena.claims import provenance as pv
+    from planarena.claims.spec import load_claims
+
+    reg = pv.registration(claim)
+    try:
+        k, n, _ = pv.attempts(claim, load_claims(claim.source.parent))
+    except ConfigError:
+        k, n = 1, 1
+    return {"registration": {"commit": reg.commit, "date": reg.date}, "posthoc": pv.posthoc(claim, reg),
+            "attempt": [k, n], **({"supersedes": claim.extra["supersedes"]} if claim.extra.get("supersedes") else {})}
+
+
 def _write(claim: Claim, out: Path, verdict: Verdict, page: str, cost: dict, commit: str, extra: dict,
            power=None, forced: bool = False) -> None:
-    data = {**verdict.to_json(), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
+    data = {**verdict.to_json(), **provenance_facts(claim), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
             "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
             "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "forced": forced,
             **({"power": power.to_json()} if power is not None else {}), **extra}
@@ -554,6 +569,7 @@ def mark_not_recomputable(claim: Claim, out_root: Path, power=None) -> dict:
         cond = getattr(claim, block)
         lines += [f"- {block} ({cond.op} of): " + "; ".join(a.label() for a in cond.atoms())]
     data = {"claim": claim.id, "verdict": NOT_RECOMPUTABLE, "reason": "records not kept", "previous": previous,
+            **provenance_facts(claim),
             "paper": claim.paper, "where": claim.where, "statement": claim.claim, "claim_sha256": claim.digest,
             "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "blocks": {}, "atoms": {}, "domains": {},
             **({"power": power.to_json()} if power is not None else {})}

@@ -16,11 +16,12 @@ from planarena.report.markdown import md_text
 
 DESCRIPTION = (
     "Each paper's claims as pre-registered experiments (gate, confirm and refute written before the "
-    "run, `claims/`); the verdict is computed from the claim run's records with paired tests "
-    "(`planarena claims run ID`). *Measured*: the confirm condition's comparisons, coverage (or Hit@k) "
-    "of A vs B on the same problems (queries, domains), Holm-adjusted p or the interval of the gap A - B; "
-    "for a measurement claim the geometric means of the measured value and the ratio A / B. "
-    "Cost: measured wall time on 2 cores (expected)."
+    "run, `claims/`); the verdict is recomputed from the records committed beside its page, with the "
+    "problem as the unit of every test (`planarena claims report`). One line per claim: the verdict (per "
+    "domain where the claim spans several), the numbers that decided it with their problem counts, and the "
+    "power check (P(confirmed) at the paper's rates and at the floors'). *Post-hoc*: a report committed "
+    "before the claim file already held a cell of its confirm condition. The atom-by-atom detail is on "
+    "each claim's page."
 )
 
 
@@ -36,41 +37,83 @@ def load_verdicts(folder: str | Path) -> list[dict]:
     return out
 
 
-def _published(p: Mapping) -> str:
-    parts = []
-    for k, v in p.items():
-        parts.append(f"{k}: " + (", ".join(f"{m} {x}" for m, x in v.items()) if isinstance(v, Mapping) else str(v)))
-    return "; ".join(parts)
+def _atom_short(a: Mapping) -> str:
+    """``"label: 0.60 vs 0.20, p=0.003, n=20"`` of one atom of ``verdict.json``."""
+    cov = a.get("coverage") or []  # A, then B
+    values = " vs ".join(f"{c['value']:.2f}" for c in cov if isinstance(c.get("value"), (int, float)))
+    n = max((c.get("problems") or 0 for c in cov), default=0)
+    test = a.get("test") or {}
+    p = a.get("holm_p", test.get("p"))
+    extra = f", p={p:.3g}" if isinstance(p, (int, float)) else ""
+    gap = a.get("gap")
+    if isinstance(gap, Mapping) and a["atom"].split("(")[0] in MEASURE_ATOMS:  # a measurement claim: A / B
+        extra += f", ratio {gap['value']:.3g} [{gap['low']:.3g}, {gap['high']:.3g}]"
+    elif isinstance(gap, Mapping):
+        extra += f", gap {gap['value']:+.2f} [{gap['low']:+.2f}, {gap['high']:+.2f}]"
+    if a.get("note"):
+        extra += f", {a['note']}"
+    unit = test.get("n") or n
+    return f"{a['atom']}: {values}{extra}" + (f", n={unit}" if unit else "")
 
 
-def _measured(v: Mapping) -> str:
-    parts = []
-    for a in (v.get("atoms") or {}).get("confirm", []):
-        cov = a.get("coverage") or []  # A, then B
-        values = " vs ".join(f"{c['value']:.2f}" for c in cov)
-        p, gap = a.get("holm_p"), a.get("gap")
-        extra = f", p={p:.3g}" if isinstance(p, (int, float)) else ""
-        if isinstance(gap, Mapping) and a["atom"].split("(")[0] in MEASURE_ATOMS:  # a measurement claim: A / B
-            extra += f", ratio {gap['value']:.3g} [{gap['low']:.3g}, {gap['high']:.3g}]"
-        elif isinstance(gap, Mapping):
-            extra += f", gap {gap['value']:+.3f} [{gap['low']:+.3f}, {gap['high']:+.3f}]"
-        parts.append(f"{a['atom']}: {values}{extra}")
-    return "; ".join(parts)
+def decisive(v: Mapping, most: int = 2) -> str:
+    """The atoms that decided the verdict: the failing gate atoms (gate failed), the refute atoms
+    that hold (refuted), the confirm atoms (confirmed), or the confirm atoms that do not hold."""
+    atoms = v.get("atoms") or {}
+    blocks = v.get("blocks") or {}
+    if not atoms:
+        return ""
+    if not blocks.get("gate", True):
+        pick = [a for a in atoms.get("gate", []) if not a["holds"]]
+    elif v.get("verdict") == "refuted":
+        pick = [a for a in atoms.get("refute", []) if a["holds"]] or \
+               [a for a in atoms.get("confirm", []) if not a["holds"]]
+    elif v.get("verdict") == "confirmed":
+        pick = list(atoms.get("confirm", []))
+    else:
+        pick = [a for a in atoms.get("confirm", []) if not a["holds"]] or list(atoms.get("confirm", []))
+    more = f"; and {len(pick) - most} more" if len(pick) > most else ""
+    return "; ".join(_atom_short(a) for a in pick[:most]) + more
+
+
+def verdict_line(v: Mapping) -> str:
+    """The verdict cell: the verdict, the failed gate, the per-domain verdicts, and the marks
+    (post-hoc, forced past a failed power check, not recomputable)."""
+    if v.get("verdict") == "not recomputable":
+        prev = v.get("previous") or {}
+        was = f" (its page said {prev['verdict']}, commit `{prev.get('commit')}`)" if prev.get("verdict") else ""
+        return f"**not recomputable: records not kept**{was}"
+    out = f"**{v['verdict']}**" + ("" if (v.get("blocks") or {}).get("gate", True) else " (gate failed)")
+    if v.get("domains"):
+        out += " (" + ", ".join(f"{d}: {x}" for d, x in v["domains"].items()) + ")"
+    if v.get("posthoc"):
+        out += "; *post-hoc*"
+    if v.get("forced"):
+        out += "; *run past a failed power check*"
+    return out
+
+
+def _power(v: Mapping) -> str:
+    pw = v.get("power") or {}
+    if not pw.get("simulated", False):
+        return "not simulated" if pw else "–"
+    o = pw.get("outcome") or {}
+    return (f"{(o.get('paper') or {}).get('confirmed', 0):.2f} / {(o.get('floor') or {}).get('confirmed', 0):.2f}"
+            + ("" if pw.get("passes") else " (fails)"))
 
 
 def table(verdicts: Sequence[Mapping]) -> pd.DataFrame:
-    """The Claims table: claim (linked to its page), paper says, measured, verdict, cost."""
+    """The Claims table, one short line per claim: claim (linked to its page), verdict, the deciding
+    numbers, the power check (P(confirmed) at the paper's / the floors' rates)."""
     rows = []
     for v in verdicts:
-        cost = v.get("cost") or {}
         rows.append({
-            "claim": f"[{v['claim']}](claims/{v['claim']}/claim.md) ({v.get('paper')}, {v.get('where')})",
-            "paper says": md_text(_published(v.get("published") or {}), 400),
-            "measured": md_text(_measured(v), 600),
-            "verdict": f"**{v['verdict']}**" + ("" if v["blocks"].get("gate") else " (gate failed)"),
-            "cost": f"{cost.get('wall_s', 0) / 60:.0f} min ({v.get('expected_cpu_minutes', '?')} expected)",
+            "claim": f"[{v['claim']}](claims/{v['claim']}/claim.md) ({v.get('paper')})",
+            "verdict": verdict_line(v),
+            "decided by": md_text(decisive(v), 400),
+            "power: paper / floor": _power(v),
         })
-    return pd.DataFrame(rows, columns=["claim", "paper says", "measured", "verdict", "cost"])
+    return pd.DataFrame(rows, columns=["claim", "verdict", "decided by", "power: paper / floor"])
 
 
-__all__ = ["DESCRIPTION", "load_verdicts", "table"]
+__all__ = ["DESCRIPTION", "decisive", "load_verdicts", "table", "verdict_line"]
