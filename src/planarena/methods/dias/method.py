@@ -20,6 +20,11 @@ on the BFS test states, and Fast Downward planning with the learned file.
 Hyperparameters come from the ``dias`` params section (``model``, ``train``, then
 ``by_observation.<observation>``, ``slots``, ``alpha`` per domain, ``device``, ``noise`` for noise
 blocks); a block's ``overrides`` win.
+
+Untrained twin (docs/papers/dias.md#untrained-twin): a block with ``untrained: true`` and
+``twin_of: <row>`` is that row's model at initialisation (the same settings, data, seeds and
+``torch.manual_seed``, zero gradient steps), read out as schemas at the same threshold and measured
+by the same protocol: a floor for what training adds.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from planarena.core.io import derive_seed
 from planarena.core.pddl import parse_domain
 from planarena.core.strips import Literal, Schema, StripsDomain
 from planarena.datasets.schema import configured_domains
-from planarena.methods.base import Budget, LearnedDomain, Method, ReportTraits
+from planarena.methods.base import Budget, LearnedDomain, Method, ReportTraits, row_config, twin_traits, untrained_value
 from planarena.methods.units import save_unit, train_units
 
 FAMILY = "dias-action-schemas"
@@ -102,6 +107,10 @@ class Dias(Method):
                  "R-GCN object keys, per-action slot queries matched by a rectangular Sinkhorn with a slack row, "
                  "STRIPS preconditions / effects as softmax parameters over slot pairs; trained to predict s' from "
                  "(s, action label); schemas read off the parameters at threshold 0.5 (Section 4.5)"),)
+        if untrained_mode(config):
+            # the row's model at initialisation, read out and planned with like the row: a floor of
+            # the row's kind ("search": LAMA on the learned domain), read against that row
+            return twin_traits(cls.report_traits(row_config(config), params), str(config.get("twin_of") or ""))
         return ReportTraits(role="model", variant=variant, info=info, budget=_budget(config, params))
 
     def __init__(self, name, config, params, layout):
@@ -114,6 +123,7 @@ class Dias(Method):
         self.effects = config.get("effects", "strips")
         if self.effects not in ("strips", "mlp"):
             raise ValueError(f"params: methods.{name}.effects={self.effects!r}; one of strips, mlp")
+        self.untrained = untrained_mode(config, name)
         self.model_dir: Path | None = None
 
     @property
@@ -145,7 +155,8 @@ class Dias(Method):
         from planarena.core.io import atomic_write_json
 
         atomic_write_json(model_dir / "facts.json", facts)
-        return {"trained": True, "observation": self.observation, "noise": self.noise,
+        twin = {"trained": False, "untrained": True, "steps": 0} if self.untrained else {}
+        return {"trained": True, "observation": self.observation, "noise": self.noise, **twin,
                 "parameters": max((f.get("parameters", 0) for d in facts["domains"].values() for f in d.values()),
                                   default=0),
                 "train_time_s": round(sum(t or 0 for t in times.values()), 3), "unit_times_s": times}
@@ -162,6 +173,8 @@ class Dias(Method):
         facts = json.loads(facts_file.read_text())
         extra = {"observation": self.observation, "effects": self.effects, "noise": self.noise,
                  "arities": facts.get("arities"), "steps": facts.get("steps")}
+        if self.untrained:
+            extra["untrained"] = True
         if facts.get("diverged"):
             return LearnedDomain("diverged", failure_reason=f"training diverged at step {facts.get('diverged_at')}",
                                  extra=extra)
@@ -176,6 +189,16 @@ class Dias(Method):
         if not (unit / "domain.pddl").exists():
             return LearnedDomain("error", failure_reason=facts.get("reason") or "no learned domain written", extra=extra)
         return LearnedDomain("solved", path=unit / "domain.pddl", extra=extra)
+
+
+def untrained_mode(config: dict, name: str = "<row>") -> bool:
+    """The block's ``untrained`` value: False (a learned row) or True (its untrained twin; DIAS has
+    no other floor: it chooses among no candidates, so ``uniform`` is refused).
+
+    Raises:
+        ValueError: another value (names the block).
+    """
+    return untrained_value(config, name)
 
 
 def learned_strips(name: str, predicates, schemas) -> StripsDomain:
@@ -202,6 +225,8 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
 
     start = time.perf_counter()
     s = method.settings(domain)
+    if method.untrained:  # the twin: the same initialisation, no gradient step
+        s = {**s, "steps": 0}
     data = load_domain(root, domain, noise=bool(method.noise))
     cfg = DiasConfig.from_params({**s, "observation": method.observation, "effects": method.effects,
                                   "device": torch_device(s.get("device", "cpu"), "dias.device")})
@@ -223,6 +248,8 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
     facts.pop("seconds", None)  # wall time: not in a DVC-tracked file (train_time_s goes to the log)
     info = {**facts, "domain": domain, "seed": seed, "train_file": data.train_file,
             "train_transitions": len(data.train)}
+    if method.untrained:
+        info["untrained"] = True
     if not facts.get("diverged"):
         schemas = derive(model, vocab, cfg.threshold)
         name = parse_domain(root / domain / "domain.pddl").get_name()

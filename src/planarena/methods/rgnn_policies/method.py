@@ -16,6 +16,12 @@ policy in lockstep (:func:`~planarena.methods.rgnn_policies.policy.greedy_episod
 chosen jumps' primitive actions) is validated by the harness like every other plan. Sizes and
 schedules come from the ``rgnn_policies`` params section (``model``, ``train``, ``max_choices``,
 ``capacity``, ``device``).
+
+Twins (floors that isolate learning, docs/papers/rgnn-policies.md#twins): a block with ``untrained:
+true`` is the learned row ``twin_of`` names with no DQN update (the Q-network at the initial weights
+the trained row starts from, ``torch.manual_seed(seed)``); ``untrained: uniform`` chooses uniformly
+at random, seeded per (seed, domain, problem), among the same lookahead's unvisited candidates and
+builds no network. Both evaluate through the same greedy lockstep code, limits and caps as the row.
 """
 
 from __future__ import annotations
@@ -26,13 +32,29 @@ from pathlib import Path
 from planarena.config import get, torch_device
 from planarena.core.io import atomic_write_json
 from planarena.core.pddl import fresh_problem
-from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
+from planarena.methods.base import (Attempt, Budget, Method, PlanningTask, ReportTraits, row_config,
+                                    twin_traits, untrained_value)
 from planarena.methods.rgnn_policies.lookahead import KINDS
 from planarena.methods.units import save_unit, train_units, unit_failure
 
 FAMILY = "aiw-ad-rgnn-policies"
 ENCODING_NAMES = {"aa": "AA", "ext": "Ext", "ad": "AD"}
 LOOKAHEAD_NAMES = {"flat": "Flat", "iw": "IW", "aiw": "AIW", "baiw": "BAIW", "caiw": "C-AIW"}
+#: what a uniform twin chooses among (its report variant: "uniform among <this>")
+CANDIDATE_NAMES = {"flat": "primitive successors", "iw": "IW(1) candidates", "aiw": "AIW(1) candidates",
+                   "baiw": "BAIW(1) candidates", "caiw": "C-AIW(1) candidates"}
+#: the block's ``untrained`` values besides false (:meth:`RGNNPolicy.twin_variants`)
+TWIN_VALUES = (True, "uniform")
+
+
+def untrained_mode(config: dict, name: str = "<row>") -> bool | str:
+    """The block's ``untrained`` value: False (a learned row), True (the untrained twin: initial
+    weights, no update) or ``"uniform"`` (a uniform choice among the lookahead's candidates).
+
+    Raises:
+        ValueError: another value (names the block).
+    """
+    return untrained_value(config, name, TWIN_VALUES)
 
 
 class RGNNPolicy(Method):
@@ -46,7 +68,24 @@ class RGNNPolicy(Method):
     data_deps = ("problems",)
 
     @classmethod
+    def twin_variants(cls, config: dict) -> tuple:
+        """The floors generated for a learned row (``untrained`` values): its untrained twin (the
+        same network at its initial weights) and the uniform choice among its lookahead's candidates
+        (for a flat row: among the distinct unvisited primitive successors). A twin has none."""
+        if config.get("untrained") or config.get("twin_of"):
+            return ()
+        return TWIN_VALUES
+
+    @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
+        untrained = untrained_mode(config)
+        if untrained:
+            # a floor isolating learning: the row's lookahead, limits and caps, no update
+            kind = config.get("lookahead", "aiw")
+            variant = ("untrained twin" if untrained is True
+                       else f"uniform among {CANDIDATE_NAMES.get(kind, kind + ' candidates')}")
+            return twin_traits(cls.report_traits(row_config(config), params), str(config.get("twin_of") or ""),
+                               variant)
         kind, enc = config.get("lookahead", "aiw"), config.get("encoding", "ad")
         info = (("Width-based R-GNN policies",
                  "greedy Q-value policies over lookahead candidates (Flat: primitive successors; IW: IW(1); AIW: "
@@ -71,6 +110,7 @@ class RGNNPolicy(Method):
         if self.encoding == "aa" and self.kind != "flat":
             raise ValueError(f"params: methods.{name}: the AA encoding scores ground actions, so it needs "
                              f"lookahead: flat (got {self.kind!r})")
+        self.untrained = untrained_mode(config, name)
         self._facts: dict = {}
         self._nets: dict = {}
         self.model_dir: Path | None = None
@@ -144,7 +184,9 @@ class RGNNPolicy(Method):
     def _cache(self):
         from planarena.methods.rgnn_policies.policy import LookaheadCache
 
-        return LookaheadCache(self.kind, int(self.section().get("capacity", 1000)), with_deltas=self.encoding == "ad")
+        # a uniform twin reads no encoding: it needs the trees, not AD's deltas
+        return LookaheadCache(self.kind, int(self.section().get("capacity", 1000)),
+                              with_deltas=self.encoding == "ad" and self.untrained != "uniform")
 
     def _network(self, domain_obj):
         from planarena.methods.rgnn_policies.encodings import PolicyNetwork
@@ -215,6 +257,8 @@ class RGNNPolicy(Method):
         it) and it is charged the model's training time, as every row decoding it is."""
         import shutil
 
+        if self.untrained:
+            return self._train_twin(Path(model_dir))
         cfg = self.train_config()
 
         def fit(unit: tuple[str, int]) -> dict:
@@ -274,6 +318,45 @@ class RGNNPolicy(Method):
         return {"trained": True, "models": {d: {k: v.get("status") for k, v in f.items()}
                                             for d, f in facts["domains"].items()}, "unit_times_s": times}
 
+    def _train_twin(self, model_dir: Path) -> dict:
+        """The train stage of a twin: no DQN update, no rollout, no cache. ``untrained: true``
+        writes each (domain, seed)'s initial weights as its ``model.pt``: ``torch.manual_seed(seed)``
+        then the network on the domain of the first training problem, exactly as :meth:`train`
+        initialises the row it mirrors (the first problem of the domain when it has no training
+        problem), so evaluation loads it like a trained checkpoint. ``untrained: uniform`` builds no
+        network and writes the facts only. Unit facts: ``status: untrained``, ``untrained``,
+        ``episodes_run: 0``, ``updates: 0``, ``checkpoint`` (weights written), ``parameters``."""
+        import time
+
+        import torch
+
+        from planarena.methods.rgnn_policies.encodings import count_parameters
+
+        facts: dict = {"domains": {d: {} for d in self.ps.domains}}
+        times: dict[str, float] = {}
+        for domain in self.ps.domains:
+            for seed in self.seeds():
+                start = time.perf_counter()
+                info = {"status": "untrained", "untrained": self.untrained, "episodes_run": 0, "updates": 0,
+                        "best_episode": None, "diverged_at": None, "parameters": None, "checkpoint": False}
+                state = None
+                if self.untrained is True:
+                    entries = self._entries(domain)[0] or self.ps.select(domain=domain)
+                    torch.set_num_threads(1)
+                    torch.manual_seed(seed)
+                    net = self._network(self._load(entries[:1])[0][0].get_domain())
+                    state = net.state_dict()
+                    info.update(parameters=count_parameters(net), checkpoint=True)
+                save_unit(model_dir / domain / f"seed{seed}", state, info)
+                facts["domains"][domain][f"seed{seed}"] = info
+                times[f"{domain}/seed{seed}"] = round(time.perf_counter() - start, 4)
+        atomic_write_json(model_dir / "facts.json", facts, default=float)
+        return {"trained": False, "untrained": self.untrained, "steps": 0,
+                "reason": ("untrained twin: the initial weights, no DQN update" if self.untrained is True
+                           else "uniform choice among the lookahead's candidates: no network"),
+                "models": {d: {k: v["status"] for k, v in f.items()} for d, f in facts["domains"].items()},
+                "unit_times_s": times, "train_time_s": round(sum(times.values()), 4)}
+
     def load(self, model_dir: Path) -> None:
         self.model_dir = Path(model_dir)
         f = self.model_dir / "facts.json"
@@ -317,16 +400,26 @@ class RGNNPolicy(Method):
         domain = domains.pop()
         torch.set_num_threads(1)
         problems = [fresh_problem(t.domain_file, t.problem_file) for t in tasks]
-        got = self._model(domain, seed, problems[0].get_domain())
-        if isinstance(got, Attempt):
-            return [Attempt(got.outcome, failure_reason=got.failure_reason) for _ in tasks]
-        net, info = got
+        if self.untrained == "uniform":  # no network: a seeded uniform draw per candidate
+            from planarena.methods.rgnn_policies.policy import UniformChoice
+
+            net, info = UniformChoice({p: uniform_seed(seed, t.entry.domain, t.entry.problem)
+                                       for p, t in zip(problems, tasks)}), {}
+        else:
+            got = self._model(domain, seed, problems[0].get_domain())
+            if isinstance(got, Attempt):
+                return [Attempt(got.outcome, failure_reason=got.failure_reason) for _ in tasks]
+            net, info = got
         cache = self._cache()
         for p, t in zip(problems, tasks):
             cache.add(p, object_types(t.problem_file, t.domain_file))
         episodes = greedy_episodes(net, cache, problems, self.max_choices(), [t.time_limit for t in tasks])
-        extra = {"lookahead": self.kind, "encoding": self.encoding, "best_episode": info.get("best_episode"),
+        # a uniform twin reads no encoding: its records are those of every uniform twin of the lookahead
+        encoding = None if self.untrained == "uniform" else self.encoding
+        extra = {"lookahead": self.kind, "encoding": encoding, "best_episode": info.get("best_episode"),
                  "parameters": info.get("parameters"), "diverged_at": info.get("diverged_at")}
+        if self.untrained:
+            extra["untrained"] = self.untrained
         out = []
         for ep in episodes:
             plan = [str(a) for a in ep.plan] if ep.plan is not None else None
@@ -339,6 +432,15 @@ class RGNNPolicy(Method):
 
 def _section(params: dict) -> dict:
     return get(params, "rgnn_policies", {}) or {}
+
+
+def uniform_seed(seed: int, domain: str, problem: str) -> int:
+    """The seed of a uniform twin's choices on one problem: the evaluation seed, the domain and the
+    problem only (not the row, its encoding or the problems batched with it), so the uniform twins
+    of two rows with the same lookahead make the same choices."""
+    from planarena.core.io import derive_seed
+
+    return derive_seed("rgnn_uniform", seed, domain, problem)
 
 
 #: Section 7 "Training": "Each episode consisted of 32 optimization steps with a batch size of 32";
@@ -383,4 +485,4 @@ def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-__all__ = ["FAMILY", "RGNNPolicy"]
+__all__ = ["FAMILY", "RGNNPolicy", "uniform_seed", "untrained_mode"]

@@ -100,6 +100,35 @@ class LookaheadQModel(ActionScalarModel):
         return [(next(qs), t.jumps) if t.jumps else (torch.zeros(0, device=device), []) for t, _ in trees]
 
 
+class UniformChoice:
+    """The uniform floor of a lookahead policy (a twin with ``untrained: uniform``): stands where
+    the network stands in :func:`greedy_episodes` (``q_values``, ``eval``) and gives every candidate
+    an independent uniform draw, so the greedy argmax over the unvisited candidates is a uniform
+    choice among them (the same candidates, no-revisit rule, dead ends and limits as the learned
+    row). No network, no torch computation.
+
+    Args:
+        seeds: pymimir problem -> seed of its own ``random.Random``: a problem's choices depend on
+            its seed only, not on the problems it is batched with or the order of the rounds.
+    """
+
+    def __init__(self, seeds: dict):
+        import random
+
+        self._rng = {p: random.Random(int(s)) for p, s in seeds.items()}
+
+    def eval(self) -> "UniformChoice":
+        return self
+
+    def q_values(self, items: list[tuple]) -> list[torch.Tensor]:
+        """One uniform draw in [0, 1) per jump of each item's tree, from its problem's generator."""
+        out = []
+        for state, _, tree, _ in items:
+            rng = self._rng[state.get_problem()]
+            out.append(torch.tensor([rng.random() for _ in tree.jumps], dtype=torch.float64))
+        return out
+
+
 @dataclass
 class Episode:
     """One greedy episode: ``outcome`` solved | unsolved | timeout, ``plan`` the primitive actions
@@ -118,12 +147,13 @@ class Episode:
     lookahead: dict = field(default_factory=lambda: {"expanded": 0, "generated": 0, "candidates": 0})
 
 
-def greedy_episodes(network: PolicyNetwork, cache: LookaheadCache, problems: list, max_choices: int,
+def greedy_episodes(network: "PolicyNetwork | UniformChoice", cache: LookaheadCache, problems: list, max_choices: int,
                     time_limits: list[float]) -> list[Episode]:
     """Run the greedy policy (argmax Q over unvisited candidates) on every problem in lockstep: one
     batched Q-function call per round for all unfinished problems.
 
     Args:
+        network: the Q-function, or a :class:`UniformChoice` (the uniform floor: the same loop).
         problems: pymimir problems, registered in ``cache``; their goals condition the policy.
         max_choices: choices per problem at most (the paper: 1,000). time_limits: CPU seconds per
             problem (its lookahead's CPU time plus its share of each batched forward pass; CPU
@@ -131,7 +161,8 @@ def greedy_episodes(network: PolicyNetwork, cache: LookaheadCache, problems: lis
             the evaluation runs one torch thread per process).
 
     Returns:
-        One :class:`Episode` per problem, in order. Deterministic for a given network.
+        One :class:`Episode` per problem, in order. Deterministic for a given network (for a
+        :class:`UniformChoice`, for its seeds).
     """
     eps = [Episode() for _ in problems]
     states = [p.get_initial_state() for p in problems]
@@ -201,4 +232,4 @@ def greedy_episodes(network: PolicyNetwork, cache: LookaheadCache, problems: lis
     return eps
 
 
-__all__ = ["Episode", "LookaheadCache", "LookaheadQModel", "ProblemContext", "greedy_episodes"]
+__all__ = ["Episode", "LookaheadCache", "LookaheadQModel", "ProblemContext", "UniformChoice", "greedy_episodes"]
