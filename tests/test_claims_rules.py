@@ -252,3 +252,36 @@ def test_new_atoms_reject_bad_input_in_one_line(tmp_path, node, message):
     with pytest.raises(ConfigError, match=message) as info:
         load_claim(path)
     assert "\n" not in str(info.value)
+
+
+def test_claims_report_recomputes_from_committed_records_or_says_not_recomputable(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from planarena.claims import provenance as pv
+    from planarena.cli import app
+
+    text = TWO_DOMAINS.replace("[a, b]", "[random_walk, random_walk_novisit]").replace(
+        "[b, a]", "[random_walk_novisit, random_walk]").replace("[a, 0.0]", "[random_walk, 0.0]")
+    (tmp_path / "claims").mkdir()
+    for name in ("kept", "lost"):
+        _write(tmp_path / "claims", text, name)
+        folder = tmp_path / "reports" / "claims" / name
+        folder.mkdir(parents=True)
+        (folder / "verdict.json").write_text(json.dumps({"claim": name, "verdict": "confirmed", "cost": {},
+                                                         "commit": "abc1234"}))
+    records = [rec(m, d, "test", f"p{i}", 13, "solved" if (m == "random_walk" and i < 10) else "unsolved")
+               for m in ("random_walk", "random_walk_novisit") for d in ("d1", "d2") for i in range(12)]
+    work = tmp_path / "ws"
+    (work / "data" / "results").mkdir(parents=True)
+    (work / "data" / "results" / "r.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in records))
+    pv.commit_records(work, tmp_path / "reports" / "claims" / "kept", _index(records))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PLANARENA_CLAIMS_WORK", str(tmp_path / "none"))
+    out = CliRunner().invoke(app, ["claims", "report", "--draws", "2"])
+    assert out.exit_code == 0, out.output
+    assert "claim kept: confirmed" in out.output and "claim lost: not recomputable: records not kept" in out.output
+    lost = json.loads((tmp_path / "reports" / "claims" / "lost" / "verdict.json").read_text())
+    assert lost["verdict"] == "not recomputable" and lost["previous"]["verdict"] == "confirmed"
+    kept = (tmp_path / "reports" / "claims" / "kept" / "claim.md").read_text()
+    assert kept.startswith("# Claim `kept`: **confirmed**") and "Per domain: d1 **confirmed**; d2 **confirmed**" in kept
+    assert "Power check (2 simulated runs" in kept
