@@ -35,8 +35,11 @@ import numpy as np
 from planarena import stats
 from planarena.claims.spec import BLOCKS, MARGIN, PAIRED, RETIRED, Atom, Claim, Condition
 from planarena.core.records import ResultRecord
-from planarena.report.records import is_pool_record, latest_records, plan_records_of, record_protocol, record_task
-from planarena.report.sections.ranking import unit_scores
+from planarena.results import HitMatrices, SolvedMatrices, latest_records, record_task
+
+#: The claims' names of the results layer's matrices (one implementation: :mod:`planarena.results`).
+Measurements = SolvedMatrices
+HitMeasurements = HitMatrices
 
 VERDICTS = ("confirmed", "refuted", "inconclusive")
 
@@ -113,88 +116,6 @@ class Verdict:
                            **({"gap": iv(r.gap)} if r.gap is not None else {})}
                           for r in rs] for b, rs in self.results.items()},
         }
-
-
-class Measurements:
-    """Solved matrices of the plan records: per (method, split, domain or None) the 0/1 matrix
-    (problems, seeds) over the problems of the manifest ``index`` (problems without a record count
-    unsolved) and which of them the method attempted."""
-
-    def __init__(self, records: Iterable[ResultRecord], index: Mapping[tuple[str, str], Iterable[str]]):
-        self.latest = plan_records_of(records)
-        self.index = {k: sorted(v) for k, v in index.items()}
-        self.seeds: dict[str, list[int]] = defaultdict(list)
-        self.solved: set[tuple] = set()
-        self.tried: set[tuple] = set()
-        for r in self.latest:
-            if r.seed not in self.seeds[r.method]:
-                self.seeds[r.method].append(r.seed)
-            self.tried.add((r.method, r.domain, r.split, r.problem))
-            if r.counts_as_solved:
-                self.solved.add((r.method, r.seed, r.domain, r.split, r.problem))
-        for m in self.seeds:
-            self.seeds[m].sort()
-
-    def problems(self, split: str, domain: str | None) -> list[tuple[str, str, str]]:
-        return [(d, s, p) for (d, s), probs in sorted(self.index.items())
-                if s == split and (domain is None or d == domain) for p in probs]
-
-    def matrix(self, method: str, split: str, domain: str | None,
-               seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(solved (problems, seeds), attempted (problems,))``; a method without records has no
-        seeds (shape ``(problems, 0)``); ``seed``: that evaluation seed's column only (none when
-        the method has no record of it)."""
-        probs = self.problems(split, domain)
-        seeds = [s for s in self.seeds.get(method, []) if seed is None or s == seed]
-        mat = np.array([[(method, s, *p) in self.solved for s in seeds] for p in probs], dtype=float)
-        tried = np.array([(method, *p) in self.tried for p in probs], dtype=bool)
-        return mat.reshape(len(probs), len(seeds)), tried
-
-
-class HitMeasurements:
-    """Per-query Hit@k scores of the pool records: per ``(method, protocol)`` the units
-    ``(domain, split, query)`` scored 0/1 under each seed (:func:`unit_scores`)."""
-
-    def __init__(self, records: Iterable[ResultRecord]):
-        self.records = list(records)
-        self._by_k: dict[int, dict] = {}
-
-    def units(self, method: str, protocol: str, k: int, domain: str | None) -> dict[tuple, dict[int, float]]:
-        """``{unit: {seed: 0/1}}`` of ``method`` under ``protocol`` (units of ``domain`` only)."""
-        if k not in self._by_k:
-            self._by_k[k] = unit_scores(self.records, k)
-        units = self._by_k[k].get((method, protocol), {})
-        return {u: v for u, v in units.items() if domain is None or u[0] == domain}
-
-    def problem_means(self, method: str, protocol: str, k: int, domain: str | None) -> dict[tuple, float]:
-        """``{(domain, problem): Hit@k}``: the mean over that problem's queries of every record of
-        ``method`` under ``protocol`` (all seeds; all training sources under Cross-Domain), from
-        the records' ``query_problem``; empty when the records do not name their queries'
-        problems."""
-        hits: dict[tuple, list[float]] = defaultdict(list)
-        for r in latest_records(self.records):
-            extra = r.extra or {}
-            if (r.method != method or not is_pool_record(r) or record_protocol(r) != protocol
-                    or r.outcome == "error" or (domain is not None and r.domain != domain)):
-                continue
-            ranks, qp, names = extra.get("ranks"), extra.get("query_problem"), extra.get("problems")
-            if not (isinstance(ranks, list) and isinstance(qp, list) and isinstance(names, list)):
-                continue
-            for rank, i in zip(ranks, qp):
-                hits[(r.domain, names[i])].append(float(rank < k))
-        return {u: float(np.mean(v)) for u, v in hits.items()}
-
-    @staticmethod
-    def interval(units: Mapping[tuple, Mapping[int, float]], seed: int) -> stats.Interval:
-        """Mean over domains of the per-domain Hit@k, with the stratified bootstrap interval
-        (queries within domains, then seeds; units present under every seed)."""
-        seeds = sorted(set().union(*(v.keys() for v in units.values()))) if units else []
-        keys = sorted(u for u, by in units.items() if all(s in by for s in seeds))
-        domains = sorted({u[0] for u in keys})
-        return stats.stratified_bootstrap(
-            [np.array([[units[u][s] for s in seeds] for u in keys if u[0] == d], dtype=float).reshape(-1, len(seeds))
-             for d in domains], seed)
-
 
 
 class SchemaRuns:
