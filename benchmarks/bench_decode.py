@@ -160,7 +160,7 @@ def run_one(workspace: Path, method_name: str, domain: str, split: str, mode: st
         # each decoded in lockstep on its own executor worker (time split not collected). The
         # workers' preparation (loading the model and problems) is not decoding: the total is the
         # wall time of the shards less the longest preparation
-        from planarena.runner.executor import ExecutorConfig, configure, run_units
+        from planarena.core.executor import ExecutorConfig, configure, run_units
 
         configure(ExecutorConfig(jobs=jobs, min_units=1))  # one shard per worker: a cluster even for 2 units
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The executor's figures in docs/scaling.md#measured:
 
-1. **dispatch overhead** of :func:`planarena.runner.executor.run_units` on a local Dask cluster of
+1. **dispatch overhead** of :func:`planarena.core.executor.run_units` on a local Dask cluster of
    2 workers: the start and close of the cluster (once per stage), and the seconds per unit of
    trivial units (what a unit costs beyond its own work; target: under 50 ms);
 2. **speed-up** of stages of the default profile with ``jobs: 1`` (units in the stage process) vs
@@ -38,8 +38,8 @@ DEFAULT_STAGES = ("plan", "train@wl_lstm_delta", "train@aiw_ad", "evaluate@wl_ls
 def overhead(n: int = 2000) -> dict:
     """Cluster start/close and per-unit dispatch seconds on a 2-worker local cluster."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from planarena.runner import executor
-    from planarena.runner.executor import ExecutorConfig, run_units
+    from planarena.core import executor
+    from planarena.core.executor import ExecutorConfig, run_units
 
     executor.configure(ExecutorConfig(jobs=2, root=os.getcwd()))
     start = time.perf_counter()

@@ -44,7 +44,7 @@ class ConstantScorer:
 def _fresh_executor():
     """Every test gets the default executor and a cluster forked after its own setup (a test's
     monkeypatches must reach the workers); the cluster is closed after the test."""
-    from planarena.runner import executor
+    from planarena.core import executor
 
     executor.configure(None)
     yield
@@ -57,7 +57,7 @@ def monkeypatch(monkeypatch):
     """pytest's ``monkeypatch``, but a patch also reaches the executor's workers: the local
     cluster of the test (forked from this process) is closed at every ``setattr``, so the next
     stage call forks workers that see the patch."""
-    from planarena.runner import executor
+    from planarena.core import executor
 
     setattr_ = monkeypatch.setattr
 

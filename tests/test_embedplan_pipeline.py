@@ -128,7 +128,7 @@ def test_embedding_on_cluster_workers_writes_the_same_arrays(workspace, tmp_path
     a worker; with an empty cache the arrays are byte-identical to the stage process's."""
     import shutil
 
-    from planarena.runner import executor
+    from planarena.core import executor
 
     params, layout, enc = workspace
     out = layout.embeddings / "acp" / "bag-encoder"

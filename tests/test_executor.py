@@ -1,4 +1,4 @@
-"""The executor (planarena.runner.executor): order, faults, remote workers, GPU placement, checks.
+"""The executor (planarena.core.executor): order, faults, remote workers, GPU placement, checks.
 
 Every test here runs real Dask clusters on this machine: a LocalCluster forked from the test
 process, or a `dask scheduler` and two `dask worker` processes started as subprocesses (a multi-node
@@ -22,8 +22,8 @@ import planarena.methods.random_walk as rw
 from planarena.core.io import read_jsonl
 from planarena.datasets.reference_plans import run_plan_stage
 from planarena.datasets.suites import run_stage as generate
-from planarena.runner import executor
-from planarena.runner.executor import (
+from planarena.core import executor
+from planarena.core.executor import (
     ExecutorConfig,
     ExecutorError,
     config_from_params,

@@ -1,6 +1,6 @@
 """The package layout (docs/layout.md#the-package): every import inside planarena resolves
-(function-level imports included, which only fail when the code path runs), and the layers import
-only downward."""
+(function-level imports included, which only fail when the code path runs). That the layers import
+only downward, without cycles, is tests/test_layers.py."""
 
 from __future__ import annotations
 
@@ -18,11 +18,6 @@ SCRIPTS = sorted((ROOT / "stages").glob("*.py")) + sorted((ROOT / "benchmarks").
     sorted((ROOT / "tests").glob("*.py"))
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(SRC.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def _planarena_imports(path: Path):
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "planarena":
@@ -36,19 +31,3 @@ def test_every_planarena_import_resolves(path):
         for name in names:
             ok = hasattr(mod, name) or importlib.util.find_spec(f"{module}.{name}") is not None
             assert ok, f"{path.relative_to(ROOT)}:{line}: {module} has no {name!r}"
-
-
-def test_core_imports_nothing_above_it():
-    for path in (SRC / "core").glob("*.py"):
-        for line, module, _ in _planarena_imports(path):
-            assert module.startswith("planarena.core"), f"{path.name}:{line} imports {module}"
-
-
-def test_shared_layers_import_no_family():
-    """features/, protocols/, search/, runner/, datasets/ and core/ never import a method family:
-    family code lives in methods/<family>/ (so an edit there reruns only that family)."""
-    for layer in ("core", "datasets", "features", "protocols", "search", "runner"):
-        for path in (SRC / layer).rglob("*.py"):
-            for line, module, _ in _planarena_imports(path):
-                assert not module.startswith("planarena.methods.") or module == "planarena.methods.base", \
-                    f"{path.relative_to(SRC)}:{line} imports {module}"

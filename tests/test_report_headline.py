@@ -83,7 +83,8 @@ def test_rows_grouped_by_kind_and_best_tier_within_kind():
     # the policy best (8/10) against weak (0/10): 8 discordant, p = 2 / 2**8 -> weak not bold
     assert "weak" not in t.bold[col] and "walk" not in t.bold[col]
     frame = headline.render_table(t, TRAITS, {"pol": "10 x 2 (1.0 % of paper)"})
-    assert list(frame.columns) == ["kind", "method", "validation (n=10)", "held-out (n=10)", "above floor", "budget"]
+    assert list(frame.columns) == ["kind", "method", "validation (n=10)", "held-out (n=10)", "above floor",
+                                   headline.TWIN_COLUMN, "budget"]
     assert frame.loc[frame.method == "pol", "validation (n=10)"].iloc[0].startswith("**0.80")
 
 

@@ -80,12 +80,12 @@ def test_code_facts_are_kept_across_processes_and_follow_file_contents(tmp_path,
     assert inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric") == want
 
     table = json.loads(facts.read_text())
-    key = "runner/executor.py"
+    key = "core/executor.py"
     table["files"][key]["hash"] = {"": "not-the-hash"}
     facts.write_text(json.dumps(table))
     _fresh_code_facts(monkeypatch, facts)  # a matching digest: the table is trusted
     got = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
-    assert got["planarena.runner.executor"] == "not-the-hash"
+    assert got["planarena.core.executor"] == "not-the-hash"
     table["files"][key]["digest"] = "another-file"
     facts.write_text(json.dumps(table))
     monkeypatch.setattr(inputs, "_parse", real_parse)

@@ -18,7 +18,7 @@ from planarena.core.strips import Literal, normal_form, normal_problem_text
 from planarena.datasets import schema as schema_data
 from planarena.methods.base import LearnedDomain, Method
 from planarena.protocols import schema as protocol
-from planarena.runner.stages import EvalContext
+from planarena.protocols.context import EvalContext
 
 
 @pytest.fixture(scope="module")

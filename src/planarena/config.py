@@ -78,7 +78,20 @@ def resolve_profile(raw: dict) -> dict:
         )
     merged = deep_merge({k: v for k, v in raw.items() if k != "profiles"}, profiles[name] or {})
     merged["profile"] = name
-    return suite_shorthand(merged)
+    return with_twins(suite_shorthand(merged))
+
+
+def with_twins(params: dict) -> dict:
+    """``params`` with every learned row's untrained twin in ``methods``
+    (:func:`planarena.methods.with_twins`; docs/concepts.md#untrained-twins): resolving a profile
+    is the one place twins are made, so every stage, the report, the claim workspaces and the CLI
+    see the same rows. ``planarena.methods`` is imported by name: the data stages read no
+    ``methods`` params, so the twin code is no input of theirs (:mod:`planarena.runner.inputs`
+    hashes the import statements of a stage's modules; the stages that read ``methods`` import
+    ``planarena.methods`` themselves)."""
+    import importlib
+
+    return importlib.import_module("planarena.methods").with_twins(params)
 
 
 def suite_shorthand(params: dict) -> dict:
@@ -261,7 +274,7 @@ def torch_device(value: str, param: str) -> str:
     if dev == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if not torch.cuda.is_available():
-        from planarena.runner.executor import remote
+        from planarena.core.executor import remote
 
         if remote():  # the stage process of a cluster run: the GPUs are on the workers
             return dev

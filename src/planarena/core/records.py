@@ -19,6 +19,13 @@ from planarena.core.io import read_jsonl
 #: ``not_applicable``, the reason in ``failure_reason``; :meth:`planarena.methods.base.Method.not_applicable`).
 OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "diverged", "not_applicable")
 
+#: The candidate-pool protocols of EmbedPlan (Appendix A): the ``extra["protocol"]`` of a pool
+#: record (``task: rank_successors``). Declared here, with the record, so that both the protocols
+#: that write such records (:data:`planarena.protocols.pool.PROTOCOLS`) and the layers that read
+#: them (:mod:`planarena.results`) name them without importing each other.
+POOL_PROTOCOLS = ("interpolation", "plan_variant", "extrapolation", "multi_domain", "cross_domain",
+                  "leave_one_out")
+
 
 @dataclass
 class ResultRecord:

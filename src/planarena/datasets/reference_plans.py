@@ -33,7 +33,7 @@ from planarena.core.problemset import ProblemEntry, ProblemSet
 from planarena.core.trajectories import Trajectory, trajectory_file
 from planarena.core.validation import VALIDATOR_NAME, validate_plan
 from planarena.datasets.planning import PlannerCache, plan_with_fallback
-from planarena.runner.executor import run_units
+from planarena.core.executor import run_units
 
 
 def plan_problem(ps: ProblemSet, entry: ProblemEntry, planners: dict, cache: PlannerCache | None) -> dict:

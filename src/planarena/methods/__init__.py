@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 
-from planarena.methods.base import TASKS, Attempt, LearnedDomain, Method, PlanningTask
+from planarena.methods.base import TASKS, TWIN_KEYS, Attempt, LearnedDomain, Method, PlanningTask
 
 #: name -> "module:Class" (imported lazily, so a method's heavy dependencies load only when used)
 REGISTRY: dict[str, str] = {
@@ -78,6 +78,142 @@ def method_class(name: str) -> type[Method]:
     return cls
 
 
+# ------------------------------------------------------------------------------------------------
+# Untrained twins (docs/concepts.md#untrained-twins)
+# ------------------------------------------------------------------------------------------------
+
+
+
+def twin_name(row: str, value) -> str:
+    """The name of the twin ``value`` of the learned row ``row`` (:meth:`Method.twin_variants`):
+    ``<row>_untrained`` for ``True``, ``<row>_<value>`` for a string (``<row>_uniform``)."""
+    return f"{row}_untrained" if value is True else f"{row}_{value}"
+
+
+def _same_value(a, b) -> bool:
+    """Two ``untrained`` values are the same floor (``True`` is not ``1``; strings ignore case)."""
+    if isinstance(a, str) and isinstance(b, str):
+        return a.strip().lower() == b.strip().lower()
+    return a is b or (not isinstance(a, str) and not isinstance(b, str) and bool(a) and bool(b))
+
+
+def _learned_rows(blocks: dict, params: dict) -> dict[str, tuple]:
+    """``{row: twin values}`` of the configured rows that learn: a block that is no twin itself,
+    whose class declares twin values (:meth:`Method.twin_variants`) and, under the base class's
+    default, presents itself as a ``"model"`` with a training budget. A block whose class cannot be
+    imported or whose traits raise is skipped here: the stages that use it report the error."""
+    out: dict[str, tuple] = {}
+    for name, block in blocks.items():
+        config = {k: v for k, v in block.items() if k != "run"}
+        if config.get("untrained") or config.get("twin_of"):
+            continue
+        try:
+            cls = method_class(config.get("method", name))
+            values = tuple(cls.twin_variants(config))
+            if values and getattr(cls.twin_variants, "__func__", None) is Method.twin_variants.__func__:
+                traits = cls.report_traits(config, params)
+                if traits.role != "model" or traits.budget is None:
+                    values = ()
+        except Exception:  # noqa: BLE001 - an unknown or broken block fails where it is used
+            continue
+        if values:
+            out[name] = values
+    return out
+
+
+def with_twins(params: dict) -> dict:
+    """``params`` with an untrained twin for every configured learned row: the one place where
+    twins are made (:func:`planarena.config.resolve_profile` calls it, so every stage, the report,
+    the claim workspaces and the CLI see the same rows). Returns a copy when it changes anything.
+
+    For every learned row ``<row>`` (:func:`_learned_rows`) and every value ``v`` its class declares
+    (:meth:`Method.twin_variants`: ``True``, and ``"uniform"`` for a lookahead policy), the twin is
+    the row's block with ``untrained: v`` and ``twin_of: <row>``, nothing else changed: the same
+    search, decoder, limits and caps, no training. It is
+
+    * a configured block with ``twin_of: <row>`` (and ``untrained: v``; ``true`` when absent),
+      completed from the row: ``<row>_untrained: {twin_of: <row>}`` in params.yaml gives DVC its
+      stages (``train@`` / ``evaluate@`` are ``foreach`` over the file's ``methods``);
+    * else a configured block equal to the row's but for ``untrained: v`` (e.g.
+      ``embedplan_untrained`` of ``embedplan_mlp``), which keeps its name and gets ``twin_of``;
+    * else a new block ``<row>_untrained`` / ``<row>_<v>`` (:func:`twin_name`).
+
+    A twin runs when its row runs (``run: false`` on the row turns both off; ``run: false`` on the
+    twin's own block turns the twin off alone). Each twin follows its row in ``methods``.
+
+    Raises:
+        ConfigError: a ``twin_of`` block names no configured learned row, sets a key in which it
+            would differ from its row, or a generated name is taken by a block that is no twin.
+    """
+    from planarena.config import ConfigError
+
+    blocks = params.get("methods") if isinstance(params, dict) else None
+    if not isinstance(blocks, dict) or not blocks:
+        return params
+    blocks = {name: dict(block or {}) for name, block in blocks.items()}
+    learned = _learned_rows(blocks, params)
+    for name, block in blocks.items():
+        row = block.get("twin_of")
+        if row is not None and row not in learned:
+            why = "no such block" if row not in blocks else "not a learned row (its family declares no untrained twin)"
+            raise ConfigError(f"params: methods.{name}.twin_of={row!r}: {why}")
+    twins: dict[str, list[str]] = {}   # row -> its twins, in value order
+    made: dict[str, dict] = {}
+    for row, values in learned.items():
+        row_block = blocks[row]
+        config = {"method": row_block.get("method", row), **{k: v for k, v in row_block.items() if k != "run"}}
+        for value in values:
+            explicit = [n for n, b in blocks.items() if b.get("twin_of") == row
+                        and _same_value(b.get("untrained", True), value)]
+            implicit = [n for n, b in blocks.items() if "twin_of" not in b and n not in learned
+                        and _same_value(b.get("untrained", False), value)
+                        and {"method": b.get("method", n), **{k: v for k, v in b.items() if k not in ("run", "untrained")}}
+                        == config]
+            name = (explicit or implicit or [twin_name(row, value)])[0]
+            own = blocks.get(name)
+            if own is not None and not (explicit or implicit):
+                raise ConfigError(f"params: methods.{name} is not the untrained twin of methods.{row} (it is "
+                                  f"configured otherwise); give it another name or set `twin_of: {row}` on it")
+            if explicit:
+                extra = {k: v for k, v in own.items() if k not in (*TWIN_KEYS, "run", "method")
+                         and config.get(k, _MISSING) != v}
+                if extra or own.get("method", config["method"]) != config["method"]:
+                    raise ConfigError(f"params: methods.{name} (twin_of: {row}) sets {sorted(extra) or ['method']}; a "
+                                      f"twin is its row's block with `untrained` only: set them on methods.{row}")
+            # the row's registered name: a row named after its class need not say `method:`
+            twin = {"method": config["method"], **{k: v for k, v in row_block.items() if k != "run"}}
+            twin.update(untrained=value, twin_of=row)
+            if row_block.get("run") is False or (own or {}).get("run") is False:
+                twin["run"] = False
+            elif "run" in row_block:
+                twin["run"] = row_block["run"]
+            made[name] = twin
+            twins.setdefault(row, []).append(name)
+    if not made:
+        return params
+    ordered: dict[str, dict] = {}
+    for name, block in blocks.items():
+        if name in made:
+            continue
+        ordered[name] = block
+        for twin in twins.get(name, ()):
+            ordered[twin] = made[twin]
+    return {**params, "methods": ordered}
+
+
+_MISSING = object()
+
+
+def twins_of(params: dict) -> dict[str, list[str]]:
+    """``{learned row: [its twins]}`` of resolved ``params`` (blocks with ``twin_of``)."""
+    out: dict[str, list[str]] = {}
+    for name, block in (params.get("methods") or {}).items():
+        row = (block or {}).get("twin_of")
+        if row:
+            out.setdefault(row, []).append(name)
+    return out
+
+
 def resolve(instance: str, params: dict) -> tuple[type[Method], dict]:
     """Class and config block of the method instance ``methods.<instance>`` in ``params``.
 
@@ -116,5 +252,5 @@ def running(params: dict) -> dict:
     return out
 
 
-__all__ = ["REGISTRY", "TASKS", "Attempt", "LearnedDomain", "Method", "PlanningTask", "method_class", "resolve",
-           "running", "runs"]
+__all__ = ["REGISTRY", "TASKS", "TWIN_KEYS", "Attempt", "LearnedDomain", "Method", "PlanningTask", "method_class",
+           "resolve", "running", "runs", "twin_name", "twins_of", "with_twins"]

@@ -175,6 +175,10 @@ class ReportTraits:
         ablations: ``(other method, what differs)`` pairs: configured methods that differ from
             this one in one of its paper's ablation axes (contrastive loss, AD vs External, delta
             vs state, WL vs FSF); the report compares each pair problem by problem.
+        twin_of: for an untrained twin (a ``"floor"``), the configured learned row it mirrors: the
+            same search, lookahead, decoder, limits and caps with no training (``untrained: true``
+            in its config; ``untrained: uniform``: a uniformly random choice among the same
+            candidates). The report reads that row against it; ``""`` for every other row.
     """
 
     role: str = "model"
@@ -190,6 +194,7 @@ class ReportTraits:
     floor_kinds: tuple[str, ...] = ()
     budget: Budget | None = None
     ablations: tuple[tuple[str, str], ...] = ()
+    twin_of: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -197,6 +202,48 @@ class ReportTraits:
         bad = [k for k in self.floor_kinds if k not in KINDS]
         if bad:
             raise ValueError(f"ReportTraits.floor_kinds {bad}: not in {', '.join(KINDS)}")
+
+
+#: the keys in which an untrained twin's block differs from its learned row's (with ``run``):
+#: ``untrained`` (``true``, or a family's other floor such as ``uniform``) and ``twin_of`` (the row)
+TWIN_KEYS: tuple[str, ...] = ("untrained", "twin_of")
+
+
+def row_config(config: dict) -> dict:
+    """The learned row's configuration a twin's ``config`` mirrors: ``config`` without
+    :data:`TWIN_KEYS` (a family computes the twin's search, decoder, limits and traits from it)."""
+    return {k: v for k, v in config.items() if k not in TWIN_KEYS}
+
+
+def twin_traits(row: ReportTraits, twin_of: str, variant: str = "untrained twin") -> ReportTraits:
+    """The traits of an untrained twin (docs/concepts.md#untrained-twins) from those of the learned
+    row it mirrors (``row``, computed from the row's configuration): a ``"floor"`` of the row's kind
+    (``floor_kinds`` = that kind) with :attr:`ReportTraits.twin_of` set, the row's info, notes,
+    horizon and caps, and no budget, checkpoint selection, floor group or ablations (a twin is
+    read against its row only). ``variant``: what the twin is (``"untrained twin"``; ``""`` for the
+    paper's own untrained floor, which the published columns set beside it)."""
+    from dataclasses import replace
+
+    return replace(row, role="floor", variant=variant, twin_of=twin_of, floor_kinds=(row.kind,), budget=None,
+                   ablations=(), selected_on="", floor_group="")
+
+
+def untrained_value(config: dict, name: str = "<row>", allowed: tuple = (True,)) -> bool | str:
+    """The block's ``untrained`` value: False (a learned row; absent, null or false) or one of
+    ``allowed`` (``True``: the untrained twin; a string such as ``"uniform"``: another floor the
+    family declares in :meth:`Method.twin_variants`).
+
+    Raises:
+        ValueError: another value (names the block and the allowed ones).
+    """
+    value = config.get("untrained", False)
+    if value is None or value is False:
+        return False
+    for a in allowed:
+        if value is a or (isinstance(a, str) and isinstance(value, str) and value.strip().lower() == a):
+            return a
+    raise ValueError(f"params: methods.{name}.untrained={value!r}; one of false, "
+                     + ", ".join("true" if a is True else str(a) for a in allowed))
 
 
 class Method:
@@ -253,6 +300,25 @@ class Method:
         ``methods.<name>`` block) under the resolved ``params`` (:class:`ReportTraits`). The
         default: a plain model with no notes. Must be cheap and must not read ``data/``."""
         return ReportTraits()
+
+    @classmethod
+    def twin_variants(cls, config: dict) -> tuple:
+        """The untrained floors generated for the learned row configured by ``config``
+        (docs/concepts.md#untrained-twins): one twin per value, the block's ``untrained`` value in
+        the twin (``True``: the untrained twin ``<row>_untrained``; a string such as
+        ``"uniform"``: ``<row>_<value>``). :func:`planarena.methods.with_twins` asks every
+        configured row when params are resolved.
+
+        The default: ``(True,)`` for a class that overrides :meth:`train` (the generator then also
+        requires the row to be a ``"model"`` with a :attr:`ReportTraits.budget`, i.e. one that
+        states what it learned with), ``()`` for a block that is a twin itself (``untrained`` or
+        ``twin_of`` set) and for a class that learns nothing. A family whose learned rows need
+        other floors (a lookahead policy's uniform choice among its candidates) or whose floors are
+        configurations of the same class (an identity predictor) overrides it; an override is
+        taken as it is (no budget check). A family must then implement ``untrained`` for each value."""
+        if config.get("untrained") or config.get("twin_of") or cls.train is Method.train:
+            return ()
+        return (True,)
 
     def __init__(self, name: str, config: dict, params: dict, layout: Layout):
         self.name = name

@@ -27,10 +27,13 @@ class RandomWalk(Method):
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
-        """The coverage floor (docs/concepts.md#floors-and-ceilings); plans of at most ``horizon``
-        steps."""
+        """The coverage floor of search, policy and decoder rows (docs/concepts.md#floors-and-ceilings);
+        plans of at most ``horizon`` steps. Not a floor of lookahead policies: one IW(1) / AIW(1) jump
+        is many primitive steps, so their floors are their untrained twin and a uniform choice among
+        their lookahead's candidates (docs/concepts.md#untrained-twins); a primitive walk stays in
+        their table as a labelled reference."""
         return ReportTraits(role="floor", horizon=int(config.get("horizon", 100)), kind="policy",
-                            floor_kinds=("search", "lookahead policy", "policy", "decoder"))
+                            floor_kinds=("search", "policy", "decoder"))
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """One walk; ``seed`` and the problem name seed the generator (same params -> same walk).

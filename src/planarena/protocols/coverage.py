@@ -5,7 +5,7 @@ PDDL semantics on the ``pddl`` package's parse, never pymimir) accepts it; the m
 coverage (docs/concepts.md#tasks). A method that raises is recorded as outcome ``error`` with the
 exception text, never a crashed stage.
 
-The attempts are independent units: they run through :func:`planarena.runner.executor.run_units`
+The attempts are independent units: they run through :func:`planarena.core.executor.run_units`
 (the executor's workers) and come back in order, so the records file is the same for any executor
 and any ``jobs``; an attempt whose worker keeps dying is an ``error`` record with the reason. A
 method with ``lockstep = True`` gets units of problems of one (domain, split, seed), at most
@@ -22,10 +22,10 @@ from planarena.core.problemset import ProblemEntry
 from planarena.core.records import ResultRecord
 from planarena.core.validation import VALIDATOR_NAME, validate_plan
 from planarena.methods.base import Attempt, PlanningTask
-from planarena.runner.executor import run_units
+from planarena.core.executor import run_units
 
 if TYPE_CHECKING:
-    from planarena.runner.stages import EvalContext
+    from planarena.protocols.context import EvalContext
 
 TASK = "plan"
 

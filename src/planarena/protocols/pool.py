@@ -53,12 +53,14 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import numpy as np
 
 from planarena.core.io import derive_seed
+from planarena.core.records import POOL_PROTOCOLS
 
 if TYPE_CHECKING:
-    from planarena.runner.stages import EvalContext
+    from planarena.protocols.context import EvalContext
 
-PROTOCOLS = ("interpolation", "plan_variant", "extrapolation", "multi_domain", "cross_domain",
-             "leave_one_out")
+#: The six protocols, in the order of the table above (declared with the record:
+#: :data:`planarena.core.records.POOL_PROTOCOLS`).
+PROTOCOLS = POOL_PROTOCOLS
 
 
 @dataclass

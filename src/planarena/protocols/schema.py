@@ -56,7 +56,7 @@ from planarena.methods.base import Attempt, LearnedDomain, SuccessorModel
 from planarena.protocols import coverage
 
 if TYPE_CHECKING:
-    from planarena.runner.stages import EvalContext
+    from planarena.protocols.context import EvalContext
 
 TASK = "learn_schema"
 SPLIT = SCHEMA_SPLIT

@@ -27,7 +27,7 @@ from planarena.core.trajectories import Trajectory, load_trajectories
 from planarena.protocols.pool import uniform_hit_rate
 
 if TYPE_CHECKING:
-    from planarena.runner.stages import EvalContext
+    from planarena.protocols.context import EvalContext
 
 TASK, PROTOCOL = "rank_successors", "successor_set"
 

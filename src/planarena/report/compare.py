@@ -3,7 +3,9 @@
 ``ScatterPlotReport`` (Seipp, Pommerening, Sievers & Helmert 2017, "Downward Lab",
 doi:10.5281/zenodo.790461).
 
-What is compared, from the latest ``plan`` records (:func:`planarena.report.records.plan_records_of`):
+What is compared, from the latest ``plan`` records (:func:`planarena.results.records.plan_records_of`)
+as solved matrices (:class:`planarena.results.matrices.SolvedMatrices`: a row per problem, a column
+per seed):
 
 * **Common problems**: (domain, split, problem) that both methods attempted, on the held-out splits
   by default (:func:`planarena.config.is_held_out`).
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import math
 import shutil
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -47,6 +49,7 @@ from planarena.methods.base import ReportTraits
 from planarena.report import plots as plotting
 from planarena.report.markdown import DASH, md_table, md_text
 from planarena.report.records import plan_records_of, split_sort_key
+from planarena.results.matrices import SolvedMatrices
 from planarena.stats import ALPHA, PairedTest, holm, paired_coverage, paired_scores
 
 #: Rows of the table of the largest plan-length differences.
@@ -166,38 +169,33 @@ def compare(
     """
     if a == b:
         raise ValueError(f"compare: the two methods are the same ({a!r})")
-    latest = plan_records_of(records)
-    known = sorted({r.method for r in latest})
+    every = SolvedMatrices(records)
+    known = every.methods()
     for m in (a, b):
         if m not in known:
             raise ValueError(f"compare: no plan records of method {m!r}; methods with plan records: "
                              f"{', '.join(known) or 'none'}")
     keep = (lambda s: s in splits) if splits is not None else is_held_out
-    of = {m: [r for r in latest if r.method == m and keep(r.split)] for m in (a, b)}
-    seeds_a, seeds_b, matched = _choose_seeds({r.seed for r in of[a]}, {r.seed for r in of[b]})
-    chosen = {a: set(seeds_a), b: set(seeds_b)}
-    by_problem: dict[str, dict[tuple[str, str, str], dict[int, ResultRecord]]] = {a: defaultdict(dict),
-                                                                                  b: defaultdict(dict)}
-    for m in (a, b):
-        for r in of[m]:
-            if r.seed in chosen[m]:
-                by_problem[m][(r.domain, r.split, r.problem)][r.seed] = r
-    common = sorted(set(by_problem[a]) & set(by_problem[b]), key=lambda k: (k[0], split_sort_key(k[1]), k[2]))
+    data = every.within({c for c in every.evaluated if keep(c[1])})
+    seeds_a, seeds_b, matched = _choose_seeds(set(data.seeds.get(a, ())), set(data.seeds.get(b, ())))
+    common = sorted(data.problems_of(a, seeds_a) & data.problems_of(b, seeds_b),
+                    key=lambda k: (k[0], split_sort_key(k[1]), k[2]))
+    # per method and common problem, its records under the selected seeds
+    by_problem = {m: {k: {s: r for s in seeds if (r := data.record(m, k, s)) is not None} for k in common}
+                  for m, seeds in ((a, seeds_a), (b, seeds_b))}
     times = [r.wall_time for m in (a, b) for k in common for r in by_problem[m][k].values()]
     if time_limit is None:
         limit, source = (max(times) if times else 0.0), "largest time recorded"
     else:
         limit, source = float(time_limit), "time limit"
     rows, missing = [], 0
-    solved_a = np.zeros((len(common), len(seeds_a)))
-    solved_b = np.zeros((len(common), len(seeds_b)))
+    solved_a, _ = data.matrix_at(a, common, seeds_a)
+    solved_b, _ = data.matrix_at(b, common, seeds_b)
     for i, key in enumerate(common):
         row: dict = dict(zip(("domain", "split", "problem"), key, strict=True))
         for m, prefix, seeds, matrix in ((a, "a", seeds_a, solved_a), (b, "b", seeds_b, solved_b)):
             recs = by_problem[m][key]
             missing += sum(s not in recs for s in seeds)
-            for j, s in enumerate(seeds):
-                matrix[i, j] = float(s in recs and recs[s].counts_as_solved)
             good = [recs[s] for s in seeds if s in recs and recs[s].counts_as_solved]
             row[f"{prefix}_runs"] = len(seeds)
             row[f"{prefix}_solved"] = float(matrix[i].mean())

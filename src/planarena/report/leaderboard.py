@@ -27,15 +27,13 @@ import dataclasses
 import json
 import os
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
-
-import pandas as pd
 
 from planarena.config import SCHEMA_SPLIT, Layout
 from planarena.core.io import atomic_write_text
 from planarena.report import compare, pages
+from planarena.report.model import Analysis
 from planarena.report import plots as plotting
 from planarena.report.metrics import COVERAGE
 from planarena.report.published.loader import PAPERS, PublishedPaper
@@ -67,51 +65,9 @@ from planarena.report.sections import (
     schema,
 )
 from planarena.report.traits import method_traits
-from planarena.methods.base import ReportTraits
 
 LEADERBOARD = "leaderboard.md"
 METRICS = "metrics.json"
-
-
-@dataclass
-class Analysis:
-    """Every table the leaderboard and metrics are rendered from (see :func:`analyse`)."""
-
-    index: dict[tuple[str, str], frozenset[str]]
-    coverage: pd.DataFrame
-    coverage_sum: pd.DataFrame
-    ceiling: list[str]
-    successor_hit1: dict[str, float]
-    quality: pd.DataFrame
-    divergence: pd.DataFrame | None
-    problems: problems.Problems
-    hitk: pd.DataFrame | None
-    pool: pool.Pool | None
-    schema: schema.Schema | None
-    cost: pd.DataFrame
-    details: dict[str, pd.DataFrame]
-    by_size: pd.DataFrame
-    methods: pd.DataFrame
-    n_records: int
-    traits: Mapping[str, ReportTraits]
-    ranking: pd.DataFrame
-    schema_headline: pd.DataFrame | None
-    method_lines: list[str]
-    plan_domains: list[str]
-    #: the front page's coverage tables, one per problem set (:mod:`planarena.report.sections.headline`)
-    headline: list[headline.CoverageTable] = dataclasses.field(default_factory=list)
-    #: the budget column: method -> cell (:mod:`planarena.report.sections.budget`)
-    budgets: dict[str, str] = dataclasses.field(default_factory=dict)
-    #: the records the ranking table's intervals and floor tests read (``rank_successors`` only)
-    rank_records: list = dataclasses.field(default_factory=list)
-    #: seeds the report's resampling (params ``seed``)
-    seed: int = 0
-    #: the declared ablation pairs compared problem by problem (:mod:`planarena.report.compare`)
-    ablations: list[compare.Ablation] = dataclasses.field(default_factory=list)
-    #: IPC 2023 Learning Track quality / agile scores per domain (:func:`planarena.report.sections.quality.ipc_table`)
-    ipc: pd.DataFrame | None = None
-    #: ``(method, domain, reason)`` of every suite domain a method does not run on (task ``not_applicable``)
-    not_applicable: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
 
 
 def analyse(inputs: ReportInputs) -> Analysis:
@@ -182,7 +138,7 @@ def render_leaderboard(
     :func:`render_pages`.
 
     ``run_info``: :func:`planarena.report.sections.info.collect_info`'s dict; ``plots``: the
-    :class:`planarena.report.pages.Plot` files to link; ``papers``: unused on the front page (the
+    :class:`planarena.report.plots.Plot` files to link; ``papers``: unused on the front page (the
     published numbers are on the published page), kept for the callers' signature.
     """
     return pages.render_front(a, run_info, plots)

@@ -24,6 +24,8 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from planarena.results.records import RANK_KEY  # noqa: F401  (successor-ranking keys of ``extra``)
+
 #: How the values of one table cell combine (name -> what it does).
 AGGREGATIONS: dict[str, str] = {
     "seed_mean": "per seed the mean over the cell's records, then mean ± population std "
@@ -46,8 +48,6 @@ MIN_TIME_S = 1e-3
 #: A formatted cell: mean, optional "± std", optional "(...)" notes.
 _CELL = re.compile(r"^(-?[\d,]+(?:\.\d+)?)(?: ± (n/a|-?[\d,]+(?:\.\d+)?))?(?: \(.*\))?$")
 
-#: Successor-ranking metric keys found in records' ``extra`` (``hit@5``, ``acc@10``).
-RANK_KEY = re.compile(r"^(hit|acc)@(\d+)$", re.IGNORECASE)
 
 #: Pattern families: regex on the name -> title template (``{k}``) of a ``seed_mean`` metric whose
 #: higher values are better.

@@ -12,9 +12,11 @@ themselves (:mod:`planarena.report.sections`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from planarena.report import compare
+from planarena.report.model import Analysis
+from planarena.report.plots import Plot  # noqa: F401  (re-exported: the pages link these)
 from planarena.report.markdown import md_table, md_text
 from planarena.report.published.loader import PAPERS, PublishedPaper
 from planarena.report.sections import claims as claims_section
@@ -35,21 +37,9 @@ from planarena.report.sections import (
     schema,
 )
 
-if TYPE_CHECKING:
-    from planarena.report.leaderboard import Analysis
 
 FRONT = "leaderboard.md"
 DETAIL_DIR = "detail"
-
-
-@dataclass(frozen=True)
-class Plot:
-    """A plot the pages link to: ``caption``, ``path`` relative to ``reports/`` and the detail
-    page (a key of :data:`DETAIL_PAGES`) that shows it."""
-
-    caption: str
-    path: str
-    page: str
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -33,8 +33,15 @@ from planarena.report.metrics import Metric
 from planarena.report.records import entries, method_order, plan_records_of
 from planarena.report.traits import PLAIN
 
-if TYPE_CHECKING:
-    from planarena.report.pages import Plot
+@dataclass(frozen=True)
+class Plot:
+    """A plot the pages link to: ``caption``, ``path`` relative to ``reports/`` and the detail
+    page (a key of :data:`planarena.report.pages.DETAIL_PAGES`) that shows it."""
+
+    caption: str
+    path: str
+    page: str
+
 
 PLOTS_DIR = "plots"
 COVERAGE_PLOT = "coverage_by_size.png"
@@ -382,10 +389,8 @@ def write_plots(
     plot_dir: Path,
 ) -> list[Plot]:
     """Write every plot's PNG, data file and template under ``plot_dir``; returns the
-    :class:`planarena.report.pages.Plot` entries the pages link (paths relative to ``reports/``).
+    :class:`Plot` entries the pages link (paths relative to ``reports/``).
     The coverage PNG is always written (a placeholder without plan results)."""
-    from planarena.report.pages import Plot
-
     traits = traits or {}
     plot_dir = Path(plot_dir)
     plot_dir.mkdir(parents=True, exist_ok=True)

@@ -53,11 +53,24 @@ def variant(traits: Mapping[str, ReportTraits], method: str) -> str:
 
 def floor_of(traits: Mapping[str, ReportTraits], method: str) -> str | None:
     """The floor method of ``method``'s :attr:`ReportTraits.floor_group` (None when it has no group,
-    is a floor itself, or its group has no floor configured)."""
+    is a floor itself, or its group has no floor configured). An untrained twin is never a group's
+    floor: it is the floor of its own row only (:func:`twins_of`)."""
     t = traits.get(method, PLAIN)
     if not t.floor_group or t.role == "floor":
         return None
-    return next((m for m, o in traits.items() if o.role == "floor" and o.floor_group == t.floor_group), None)
+    return next((m for m, o in traits.items() if o.role == "floor" and o.floor_group == t.floor_group
+                 and not o.twin_of), None)
+
+
+def twins_of(traits: Mapping[str, ReportTraits], method: str) -> list[str]:
+    """The untrained twins of learned row ``method`` (:attr:`ReportTraits.twin_of`), in traits order
+    (docs/concepts.md#untrained-twins)."""
+    return [m for m, o in traits.items() if o.twin_of == method]
+
+
+def is_twin(traits: Mapping[str, ReportTraits], method: str) -> bool:
+    """Whether ``method`` is some learned row's untrained twin."""
+    return bool(traits.get(method, PLAIN).twin_of)
 
 
 def info_rows(traits: Mapping[str, ReportTraits]) -> list[tuple[str, str]]:
@@ -92,5 +105,9 @@ def row_order(methods: Iterable[str], family: Mapping[str, str], traits: Mapping
 
 
 def method_label(traits: Mapping[str, ReportTraits], method: str) -> str:
-    """The method's row label in the headline tables: its name, marked *(floor)* when it is one."""
+    """The method's row label in the headline tables: its name, marked *(floor)* when it is one
+    (*(twin of r)* for an untrained twin of row r)."""
+    twin = traits.get(method, PLAIN).twin_of
+    if twin:
+        return f"{method} *(twin of {twin})*"
     return f"{method} *(floor)*" if role(traits, method) == "floor" else method

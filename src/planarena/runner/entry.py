@@ -122,7 +122,7 @@ def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str 
     """
     from planarena.config import Layout, load_params
 
-    from planarena.runner import executor
+    from planarena.core import executor
 
     label = what or " ".join([getattr(fn, "__name__", "stage"), *map(str, args)])
     try:

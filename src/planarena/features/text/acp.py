@@ -105,7 +105,7 @@ def run_stage(params: dict, layout: Layout, *, encoder_override=None) -> dict:
     domains = [d for d in get(params, "acp.domains") if d in set(domains_available(layout.acp))]
     if not domains:
         raise FileNotFoundError(f"{layout.acp}: no ACP transition datasets; run the acp_data stage first")
-    from planarena.runner.executor import remote, run_units
+    from planarena.core.executor import remote, run_units
 
     metas = {}
     for i, name in enumerate(acp_encoders(params)):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from planarena.config import get
 from planarena.core.io import atomic_write_json, without_times
-from planarena.methods.base import Budget, Method, ReportTraits
+from planarena.methods.base import Budget, Method, ReportTraits, row_config, twin_traits
 from planarena.methods.units import lost_unit
 
 FAMILY = "embedplan-latent-transitions"
@@ -102,8 +102,21 @@ class EmbedPlan(Method):
     device_param = "embedplan.device"
 
     @classmethod
+    def twin_variants(cls, config: dict) -> tuple:
+        """The untrained twin of a trained network (``arch: mlp | hyper``); none for the identity
+        floor or a twin (docs/concepts.md#untrained-twins)."""
+        shared_arch = config.get("arch", "mlp")
+        if config.get("untrained") or config.get("twin_of") or shared_arch == "identity":
+            return ()
+        return (True,)
+
+    @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
-        """The untrained floor, or the trained network ``arch`` (picks the published column)."""
+        """The untrained floor, or the trained network ``arch`` (picks the published column). The
+        untrained network is its row's twin (:func:`twin_traits`, ``twin_of`` from its block) and
+        the paper's own floor (no variant: the published columns set the paper's floor beside it)."""
+        if config.get("untrained"):
+            return twin_traits(cls.report_traits(row_config(config), params), str(config.get("twin_of") or ""), "")
         shared = {**(get(params, "embedplan.model", {}) or {}), **(config.get("model_params") or {})}
         arch = config.get("arch", shared.get("arch", "mlp"))
         floor = bool(config.get("untrained")) or arch == "identity"

@@ -16,6 +16,11 @@ one more model per (protocol, domain, seed), trained on the protocol's training 
 train stage and saved under ``<model_dir>/pool/``). ``transition_models.pool.protocols`` (or the
 block's ``pool_protocols``) chooses the pool protocols; an empty list, or no ACP datasets, turns the
 pool protocol off with the reason recorded.
+
+Untrained twin (``untrained: true``, docs/concepts.md#untrained-twins): nothing is fitted. An LSTM
+twin decodes, ranks and scores pools with the network at the initial weights its row trains from;
+an XGBoost twin (no trees would score every successor equal) scores each candidate uniformly at
+random, seeded per (seed, problem) (:class:`UniformScorer`, :func:`rank_uniformly`).
 """
 
 from __future__ import annotations
@@ -28,11 +33,20 @@ from typing import Any
 import numpy as np
 
 from planarena.config import get
-from planarena.core.io import atomic_write_json, without_times
+from planarena.core.io import atomic_write_json, derive_seed, without_times
 from planarena.core.pddl import load_problem
 from planarena.core.problemset import ProblemSet
 from planarena.core.trajectories import Trajectory, load_trajectories
-from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
+from planarena.methods.base import (
+    Attempt,
+    Budget,
+    Method,
+    PlanningTask,
+    ReportTraits,
+    row_config,
+    twin_traits,
+    untrained_value,
+)
 from planarena.methods.units import lost_unit
 from planarena.search.decoding import (
     CachedStates,
@@ -146,6 +160,71 @@ class DomainEncoder:
 
 
 # ------------------------------------------------------------------------------------------------
+# The untrained twin of an XGBoost row: uniform random scores
+# ------------------------------------------------------------------------------------------------
+
+class _Uniform:
+    """The "model" of an untrained XGBoost twin (no trees, no file): :data:`UNIFORM`."""
+
+    def __repr__(self) -> str:
+        return "UNIFORM"
+
+
+#: what :meth:`StateCentric._model` gives for an untrained XGBoost twin: scores are uniform random
+UNIFORM = _Uniform()
+
+
+class UniformScorer:
+    """:class:`~planarena.search.decoding.SuccessorScorer` of the untrained twin of an XGBoost
+    row: an XGBoost without trees predicts the same target for every state, so every successor
+    would tie; instead each candidate gets a uniform random score, drawn from a generator per
+    problem seeded by (``seed``, problem name). A problem's draws depend only on its own
+    candidates, so it decodes the same alone or in any lockstep batch. Nothing is embedded."""
+
+    def __init__(self, seed: int, names: list[str]):
+        self.rngs = [np.random.default_rng(derive_seed(seed, "uniform-scorer", name)) for name in names]
+
+    def start(self, problems, states):
+        return None
+
+    def score(self, ctx, beam_problem, successors, owner):
+        problem_of = beam_problem[owner]
+        scores = np.empty(len(owner))
+        lo = 0
+        for i, hi in problem_runs(problem_of):
+            scores[lo:hi] = self.rngs[i].random(hi - lo)
+            lo = hi
+        return scores, None
+
+    def select(self, cand_ctx, chosen):
+        return None
+
+
+def rank_uniformly(problem, actions: list[str], seed: int, name: str, ks=(1, 3, 5)) -> dict:
+    """Successor-set Hit@k (:func:`~planarena.search.decoding.rank_successors_along`'s output)
+    of uniform random scores along a reference trajectory (the untrained XGBoost twin), seeded by
+    (``seed``, problem ``name``): its expectation is min(k, c) / c per step."""
+    from planarena.core.pddl import replay
+    from planarena.search.decoding import hit_at_k
+
+    states, _ = replay(problem, list(actions))
+    if len(states) < 2:
+        return {"steps": 0}
+    rng = np.random.default_rng(derive_seed(seed, "uniform-ranker", name))
+    sums = {f"hit@{k}": 0.0 for k in ks}
+    n_cand = 0
+    for t in range(len(states) - 1):
+        succs = list(dict.fromkeys(a.apply(states[t]) for a in states[t].generate_applicable_actions()))
+        scores = rng.random(len(succs))
+        true_idx = succs.index(states[t + 1])
+        for key, val in hit_at_k(float(scores[true_idx]), np.delete(scores, true_idx), ks).items():
+            sums[key] += val
+        n_cand += len(succs)
+    n = len(states) - 1
+    return {**{k: v / n for k, v in sums.items()}, "steps": n, "mean_candidates": n_cand / n}
+
+
+# ------------------------------------------------------------------------------------------------
 # The method
 # ------------------------------------------------------------------------------------------------
 
@@ -251,10 +330,24 @@ class StateCentric(Method):
         return {"device": self.torch_device()} if self.model_kind == "lstm" else {}
 
     @classmethod
+    def twin_variants(cls, config: dict) -> tuple:
+        """The untrained twin of an LSTM or XGBoost row (docs/concepts.md#untrained-twins); none
+        for the identity floor (nothing to train) or a twin."""
+        if config.get("untrained") or config.get("twin_of") or config.get("model", "lstm") == "identity":
+            return ()
+        return (True,)
+
+    @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
         """Info row: raw or normalised WL histograms (``transition_models.<lstm|xgb>.normalise``;
         the report says which ran); the candidate-pool note; the decoder's horizon (Algorithm 1:
-        plans of at most ``decode.horizon`` steps)."""
+        plans of at most ``decode.horizon`` steps). An untrained twin (``untrained: true``): the
+        floor of its row's kind, with the row's decoder and horizon (:func:`twin_traits`)."""
+        if config.get("untrained"):
+            what = ("untrained LSTM (initial weights)" if config.get("model", "lstm") == "lstm"
+                    else "uniform random scorer (an XGBoost without trees ranks every successor equal)")
+            row = cls.report_traits(row_config(config), params)
+            return twin_traits(row, str(config.get("twin_of") or ""), f"untrained twin: {what}")
         how = {k: (get(params, f"transition_models.{k}", {}) or {}).get("normalise") or "none" for k in ("lstm", "xgb")}
         names = {"none": "raw colour counts", "l1": "L1-normalised"}
         text = (names.get(how["lstm"], how["lstm"]) if len(set(how.values())) == 1
@@ -294,6 +387,10 @@ class StateCentric(Method):
         self.encoding = config.get("encoding", "wl")
         self.model_kind = config.get("model", "lstm")
         self.mode = config.get("mode", "delta")
+        #: the untrained twin (docs/concepts.md#untrained-twins): the LSTM at the initial weights
+        #: its row trains from (``torch.manual_seed(seed)``), or for XGBoost (no trees: every
+        #: successor scores the same) a uniform random score, seeded per (seed, problem)
+        self.untrained = bool(untrained_value(config, name))
         for key, value, allowed in (("encoding", self.encoding, ENCODINGS), ("model", self.model_kind, MODELS),
                                     ("mode", self.mode, MODES)):
             if value not in allowed:
@@ -361,6 +458,8 @@ class StateCentric(Method):
 
         cls = self._model_class()
         hyper = self.model_params()
+        if self.untrained:
+            return self._train_untrained(model_dir, cls, hyper)
         facts: dict[str, Any] = {"domains": {}}
         data: dict[str, dict[str, list]] = {}
         for domain in self.ps.domains:
@@ -408,6 +507,32 @@ class StateCentric(Method):
                 "pool": {"status": facts["pool"]["status"],
                          "runs": {k: v.get("status") for k, v in facts["pool"].get("runs", {}).items()}},
                 "unit_times_s": times}
+
+    def _train_untrained(self, model_dir: Path, cls, hyper: dict) -> dict:
+        """The untrained twin's "training": no data is read and nothing is fitted. An LSTM is
+        built at the initial weights its row's :meth:`fit` starts from (``torch.manual_seed(seed)``,
+        :meth:`LSTMTransitionModel.build`) and saved per (domain, seed); XGBoost saves nothing
+        (its decoder scores uniformly at random, :class:`UniformScorer`). The pool-protocol models
+        likewise (:meth:`_train_pool`)."""
+        facts: dict[str, Any] = {"domains": {}, "untrained": True}
+        for domain in self.ps.domains:
+            dom: dict[str, Any] = {}
+            for seed in self.seeds():
+                info: dict[str, Any] = {"status": "ok", "untrained": True}
+                if self.model_kind == "lstm":
+                    enc = self.encoder(domain)
+                    model = cls(mode=self.mode, dim=enc.dim, **hyper).build(seed=seed)
+                    model.facts = {"untrained": True, "seed": int(seed)}
+                    model.save(model_dir / domain / f"seed{seed}")
+                    info["parameters"] = model.parameter_count()
+                dom[f"seed{seed}"] = info
+            facts["domains"][domain] = dom
+        facts["pool"] = self._train_pool(model_dir, cls, self.pool_model_params(), {})
+        atomic_write_json(model_dir / "facts.json", facts, default=float)
+        return {"trained": False, "untrained": True, "reason": "untrained twin: no training",
+                "models": {d: {k: v["status"] for k, v in f.items()} for d, f in facts["domains"].items()},
+                "pool": {"status": facts["pool"]["status"],
+                         "runs": {k: v.get("status") for k, v in facts["pool"].get("runs", {}).items()}}}
 
     # -- pool Hit@k (EmbedPlan protocols on the ACPBench-domain datasets) -------------------------
     def _pool_protocols(self) -> list[str]:
@@ -498,6 +623,8 @@ class StateCentric(Method):
 
         def fit(unit) -> dict:
             key, task, seed = unit
+            if self.untrained and self.model_kind == "xgb":   # a uniform random scorer: nothing to save
+                return {"status": "ok", "untrained": True}
             out = model_dir / "pool" / key
             out.mkdir(parents=True, exist_ok=True)
             wl_file = out / "wl_feature_generator.json" if self.encoding == "wl" else None
@@ -506,8 +633,12 @@ class StateCentric(Method):
             start = time.perf_counter()
             try:
                 phi = encode_domain(self.encoding, corpus, acp_root, task.train_key, task.train_rows, settings, wl_file)
-                tr, va = split_validation(task.train_rows, frac, seed)
                 model = cls(mode=self.mode, dim=phi.states.shape[1], **hyper)
+                if self.untrained:   # the LSTM at its initial weights (the untrained twin)
+                    model.build(seed=seed).facts = {"untrained": True, "seed": int(seed)}
+                    model.save(out)
+                    return {"status": "ok", "untrained": True, "parameters": model.parameter_count(), **phi.facts}
+                tr, va = split_validation(task.train_rows, frac, seed)
                 info = model.fit(training_trajectories(phi, corpus, tr),
                                  training_trajectories(phi, corpus, va) or None, seed=seed, **self._fit_kwargs())
                 model.save(out)
@@ -568,6 +699,16 @@ class StateCentric(Method):
                 if run.get("status") != "ok":
                     return PoolModel("diverged" if run.get("status") == "diverged" else "error",
                                      run.get("reason", "training failed"), extra=extra)
+                if self.untrained and self.model_kind == "xgb":   # the twin's uniform random scores
+                    rng = np.random.default_rng(derive_seed(seed, "uniform-pool-scores", key))
+
+                    def rank_uniform(test, rng=rng):
+                        ranks, sizes, _ = pool_ranks(corpus.table, test.rows, lambda b, cand: rng.random(cand.shape),
+                                                     pool_size=pool, distractors=test.distractors, seed=seed,
+                                                     pessimistic_ties=pessimistic)
+                        return ranks, sizes, {}
+
+                    return PoolModel("solved", None, rank_uniform, {**extra, "inputs": "none (uniform random scores)"})
                 out = model_dir / "pool" / key
                 model = TransitionModel.load(out)
                 phi = encode_domain(self.encoding, corpus, acp_root, task.train_key,
@@ -601,6 +742,8 @@ class StateCentric(Method):
                 self._models[key] = f"no trained model for {domain} (seed {key[1]}); run the train stage"
             elif info.get("status") != "ok":
                 self._models[key] = (info.get("status", "failed"), info.get("reason", "training failed"))
+            elif self.untrained and self.model_kind == "xgb":
+                self._models[key] = UNIFORM
             else:
                 self._models[key] = self._model_class().load(self.model_dir / domain / f"seed{key[1]}")
         return self._models[key]
@@ -650,8 +793,11 @@ class StateCentric(Method):
             encoders.append(enc)
             problems.append(problem)
         if batch:
-            scorer = TransitionScorer(model, self.encoder(domain).split(encoders, problems),
-                                      self.decode_settings.resolved_metric(self.mode))
+            if model is UNIFORM:
+                scorer = UniformScorer(seed, [tasks[k].entry.problem for k in batch])
+            else:
+                scorer = TransitionScorer(model, self.encoder(domain).split(encoders, problems),
+                                          self.decode_settings.resolved_metric(self.mode))
             todo = [DecodeProblem(p, tasks[k].entry.objects, tasks[k].time_limit) for k, p in zip(batch, problems)]
             cost = self._cost_extra(domain, seed)
             for k, res in zip(batch, decode_lockstep(todo, scorer, self.decode_settings)):
@@ -665,6 +811,9 @@ class StateCentric(Method):
     def rank(self, traj: Trajectory, seed: int) -> dict:
         """Teacher-forced successor ranking (Hit@1/3/5) along a reference trajectory."""
         model = self._model(traj.domain, seed)
+        if model is UNIFORM:
+            problem = load_problem(str(self.ps.domain_file(traj.domain)), str(self.ps.root / traj.problem_file))
+            return {**rank_uniformly(problem, traj.actions, seed, traj.problem), "inputs": "none (uniform random scores)"}
         if not hasattr(model, "step"):
             reason = model[1] if isinstance(model, tuple) else model
             raise RuntimeError(reason)

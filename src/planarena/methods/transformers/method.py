@@ -37,6 +37,11 @@ Evaluation: all problems of a (domain, split) decode together in lockstep. Objec
 at random (seeded by the evaluation seed and the problem), as the paper does for every input. A
 problem with more objects than ``max_objects`` is unsolved with that reason (the paper's
 fixed-vocabulary limit, Section 6).
+
+Untrained twin (``untrained: true``, docs/concepts.md#untrained-twins): the train stage expands no
+state space and fits nothing; each (domain, seed) unit saves the network at the initial weights its
+row trains from (``torch.manual_seed(seed)`` over the same vocabulary), decoded with the row's
+strategy, renaming, caps and limits (no checkpoint selection).
 """
 
 from __future__ import annotations
@@ -52,7 +57,16 @@ import numpy as np
 from planarena.config import get, torch_device
 from planarena.core.io import atomic_write_json, derive_seed, stable_hash
 from planarena.core.pddl import load_problem, static_atoms
-from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
+from planarena.methods.base import (
+    Attempt,
+    Budget,
+    Method,
+    PlanningTask,
+    ReportTraits,
+    row_config,
+    twin_traits,
+    untrained_value,
+)
 from planarena.methods.units import save_unit, train_units, unit_failure
 
 FAMILY = "symmetry-aware-transformers"
@@ -144,6 +158,9 @@ class SATr(Method):
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
+        if config.get("untrained"):   # the untrained twin: its row's decoder, caps and kind, a floor
+            return twin_traits(cls.report_traits(row_config(config), params), str(config.get("twin_of") or ""),
+                               "untrained twin: initial weights, no checkpoint selection")
         arch = config.get("arch", "encoder")
         how = "with" if config.get("contrastive", True) else "without"
         strategy = "heuristic guidance" if arch == "encoder" else config.get("decoding", "greedy")
@@ -184,13 +201,20 @@ class SATr(Method):
         select_with = (get(params, "transformers", {}) or {}).get("select_with", "greedy")
         if select_with not in STRATEGIES:  # the raw param: settings() also resolves the device
             raise ValueError(f"params: transformers.select_with={select_with!r}; one of {', '.join(STRATEGIES)}")
+        #: the untrained twin (docs/concepts.md#untrained-twins): the network at the initial weights
+        #: its row trains from (``torch.manual_seed(seed)``, the same vocabulary), the same decoder,
+        #: renaming, caps and limits; no training, no checkpoint selection
+        self.untrained = bool(untrained_value(config, name))
         self._models: dict[tuple[str, int], Any] = {}
         self._facts: dict = {}
         self.model_dir: Path | None = None
 
     def model_name(self) -> str:
         """The trained model this block decodes with, e.g. ``"PlanGPT without CL"`` (one per
-        (architecture, loss); the blocks of its decoding strategies share it)."""
+        (architecture, loss); the blocks of its decoding strategies share it); an untrained twin's
+        is ``"... untrained"`` (the loss does not matter without training)."""
+        if self.untrained:
+            return f"{TITLES[self.arch]} untrained"
         return f"{TITLES[self.arch]} {'with' if self.contrastive else 'without'} CL"
 
     # -- settings --------------------------------------------------------------------------------
@@ -346,9 +370,45 @@ class SATr(Method):
                             "problems": folder_hash(self.layout.problems),
                             "trajectories": folder_hash(self.layout.trajectories)}, n=16)
 
+    def _train_untrained(self, model_dir: Path) -> dict:
+        """The untrained twin: per (domain, seed) the network its row would start training from
+        (``torch.manual_seed(seed)`` before building it, over the same vocabulary: the training
+        problems' predicates, actions and, for PlanGPT, object types), saved as the unit's
+        checkpoint. No state space is expanded, nothing is fitted or selected."""
+        import torch
+
+        from planarena.methods.transformers.model import count_parameters
+
+        facts: dict = {"domains": {}, "untrained": True}
+        for domain in self.ps.domains:
+            problems = [load_problem(str(self.ps.domain_file(domain)), str(self.ps.problem_file(e)))
+                        for e in self.training_problems(domain)]
+            # what the vocabulary reads of the training spaces: objects and static atoms
+            spaces = [_Objects([str(o) for o in p.get_objects()], static_atoms(p)) for p in problems]
+            facts["domains"][domain] = {}
+            for seed in self.seeds():
+                if not spaces:
+                    info = {"status": "no data", "reason": f"no training problem of {domain} (the vocabulary)"}
+                    save_unit(model_dir / domain / f"seed{seed}", None, info)
+                else:
+                    vocab = self._vocabulary(domain, spaces)
+                    torch.manual_seed(seed)
+                    model, _ = self._build(vocab)
+                    info = {"status": "ok", "untrained": True, "steps_run": 0, "diverged_at": None, "best_step": None,
+                            "parameters": count_parameters(model), "vocabulary": vocab, "checkpoint": True,
+                            "train_problems": len(spaces)}
+                    save_unit(model_dir / domain / f"seed{seed}", model.state_dict(), info)
+                facts["domains"][domain][f"seed{seed}"] = info
+        atomic_write_json(model_dir / "facts.json", facts, default=float)
+        return {"trained": False, "untrained": True, "reason": "untrained twin: no training",
+                "models": _statuses(facts)}
+
     def train(self, model_dir: Path) -> dict:
         """One model per (domain, seed); ``facts.json`` per model (status, steps, divergence step,
-        kept checkpoint, parameters, training data), or a copy from the shared model cache."""
+        kept checkpoint, parameters, training data), or a copy from the shared model cache. The
+        untrained twin trains nothing (:meth:`_train_untrained`)."""
+        if self.untrained:
+            return self._train_untrained(model_dir)
         cache = self.layout.cache / "transformers" / self._train_key()
         if (cache / "facts.json").exists():
             shutil.copytree(cache, model_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns(TIMES))
@@ -513,6 +573,14 @@ class SATr(Method):
                 attempts[k] = Attempt(res.outcome, res.plan, failure_reason=res.reason, wall_time=res.wall_s,
                                       extra={**own, **extra, "cpu_time_s": round(res.time_s, 4)})
         return attempts  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class _Objects:
+    """What :meth:`SATr._vocabulary` reads of a training space: its objects and static atoms."""
+
+    objects: list
+    static: list
 
 
 def _statuses(facts: dict) -> dict:

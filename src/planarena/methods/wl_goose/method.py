@@ -40,6 +40,10 @@ domain knowledge, IPC 2023 Learning Track style: planning needs only it, the dom
 Deterministic: training is a closed-form solve of fixed data and the search has no random choices;
 each attempt parses its problem afresh, so a plan does not depend on what ran before it in the
 process. The method therefore runs one seed (``stochastic = False``).
+
+Untrained twin (``untrained: true``, docs/concepts.md#untrained-twins): no model; the same GBFS,
+limits and expansion cap with a uniform random heuristic seeded by (seed, problem)
+(:class:`UniformRandomHeuristic`).
 """
 
 from __future__ import annotations
@@ -57,10 +61,19 @@ import pymimir
 
 from planarena.config import get
 from planarena.core.clock import wall_safety
-from planarena.core.io import atomic_write_json
+from planarena.core.io import atomic_write_json, derive_seed
 from planarena.core.pddl import fresh_problem
 from planarena.core.trajectories import load_trajectories
-from planarena.methods.base import Attempt, Budget, Method, PlanningTask, ReportTraits
+from planarena.methods.base import (
+    Attempt,
+    Budget,
+    Method,
+    PlanningTask,
+    ReportTraits,
+    row_config,
+    twin_traits,
+    untrained_value,
+)
 
 #: its own family: the learned-heuristic baseline, not one of the five papers
 FAMILY = "wl-goose"
@@ -163,6 +176,28 @@ class LinearWLHeuristic(pymimir.Heuristic):
         return set()
 
 
+class UniformRandomHeuristic(pymimir.Heuristic):
+    """The untrained twin's heuristic: a uniform random value in [0, 1) per evaluated state, drawn
+    from a generator seeded by (seed, problem name). Without training WL-GOOSE's ridge weights
+    are zero and every state would tie (GBFS would fall back to its tie-breaking order, a blind
+    search); a random heuristic is the floor the brief sets for it: the same GBFS guided by
+    nothing learned. GBFS evaluates states in a fixed order, so the values are reproducible.
+
+    ``evaluations`` counts the calls of :meth:`compute_value`."""
+
+    def __init__(self, seed: int, name: str):
+        super().__init__()
+        self._rng = np.random.default_rng(derive_seed(seed, "wl-goose-uniform", name))
+        self.evaluations = 0
+
+    def compute_value(self, state: pymimir.State, goal=None) -> float:
+        self.evaluations += 1
+        return float(self._rng.random())
+
+    def get_preferred_actions(self) -> set:
+        return set()
+
+
 class WLGoose(Method):
     """WL-GOOSE (Chen, Trevizan, Thiébaux, ICAPS 2024) as a ``plan`` method; see the module docs.
 
@@ -187,7 +222,11 @@ class WLGoose(Method):
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
-        """A model row (no horizon: a search planner) with one Info row on how it learns and plans."""
+        """A model row (no horizon: a search planner) with one Info row on how it learns and plans.
+        The untrained twin: a search floor (:func:`twin_traits`)."""
+        if config.get("untrained"):
+            return twin_traits(cls.report_traits(row_config(config), params), str(config.get("twin_of") or ""),
+                               "untrained twin: GBFS with a uniform random heuristic")
         iterations = get(params, "embed_wl.iterations", 2)
         alpha = config.get("alpha", 1.0)
         info = (("WL-GOOSE",
@@ -215,6 +254,9 @@ class WLGoose(Method):
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise ValueError(f"params: methods.{name}.max_expansions={cap!r}; a positive integer or null")
         self.max_expansions: int | None = cap
+        #: the untrained twin (docs/concepts.md#untrained-twins): the same GBFS, limits and cap with
+        #: a seeded uniform random heuristic (:class:`UniformRandomHeuristic`); nothing is trained
+        self.untrained = bool(untrained_value(config, name))
         self.model_dir: Path | None = None
         self._models: dict[str, Any] = {}
 
@@ -235,6 +277,11 @@ class WLGoose(Method):
         """
         model_dir = Path(model_dir)
         domains = self.ps.domains
+        if self.untrained:
+            atomic_write_json(model_dir / "facts.json", {"domains": {d: {"status": "ok", "untrained": True}
+                                                                     for d in domains}})
+            return {"trained": False, "untrained": True, "reason": "untrained twin: no training",
+                    "models": {d: "ok" for d in domains}}
         facts: dict[str, dict] = {}
         times: dict[str, float] = {}
         for domain in domains:
@@ -315,7 +362,8 @@ class WLGoose(Method):
 
     # -- planning --------------------------------------------------------------------------------
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
-        """Eager GBFS with the learned heuristic on one task (``seed`` is unused: deterministic).
+        """Eager GBFS with the learned heuristic on one task (``seed`` is unused: deterministic;
+        the untrained twin seeds its random heuristic with it and the problem's name).
 
         Outcomes: ``solved`` (the plan, ``str`` of each pymimir ground action), ``timeout`` (the
         task's time limit in CPU seconds of this process, counted from the call, ran out: checked
@@ -326,14 +374,18 @@ class WLGoose(Method):
         state's heuristic value, in actions).
         """
         start, cpu_start = time.perf_counter(), time.process_time()
-        got = self._model(task.entry.domain, task.domain_file)
-        if isinstance(got, Attempt):
-            return Attempt(got.outcome, failure_reason=got.failure_reason, wall_time=time.perf_counter() - start)
-        embedder, bias, _ = got
         # a fresh parse: search state and atom numbering start empty, so the plan does not depend
         # on earlier attempts
-        problem = fresh_problem(task.domain_file, task.problem_file)
-        heuristic = LinearWLHeuristic(embedder, task.problem_file, problem, bias)
+        if self.untrained:
+            problem = fresh_problem(task.domain_file, task.problem_file)
+            heuristic = UniformRandomHeuristic(seed, task.entry.problem)
+        else:
+            got = self._model(task.entry.domain, task.domain_file)
+            if isinstance(got, Attempt):
+                return Attempt(got.outcome, failure_reason=got.failure_reason, wall_time=time.perf_counter() - start)
+            embedder, bias, _ = got
+            problem = fresh_problem(task.domain_file, task.problem_file)
+            heuristic = LinearWLHeuristic(embedder, task.problem_file, problem, bias)
         initial = problem.get_initial_state()
         h_init = heuristic.compute_value(initial)
         heuristic.evaluations = 0
@@ -375,4 +427,4 @@ class WLGoose(Method):
                        wall_time=elapsed, extra=extra(None))
 
 
-__all__ = ["FAMILY", "LinearWLHeuristic", "WLGoose", "fit_ridge", "plan_labels"]
+__all__ = ["FAMILY", "LinearWLHeuristic", "UniformRandomHeuristic", "WLGoose", "fit_ridge", "plan_labels"]

@@ -26,39 +26,26 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from planarena.config import is_held_out
 from planarena.core.records import ResultRecord
 from planarena.methods.base import ReportTraits
 from planarena.protocols.pool import PROTOCOLS
 from planarena.report.markdown import DASH, md_table
 from planarena.report.metrics import metric, seed_means
-from planarena.report.records import is_pool_record, latest_records, record_protocol, record_task
+from planarena.report.records import record_protocol
+# the units and their scores are the results layer's (one implementation, shared with the claims)
+from planarena.results.matrices import SUCCESSOR_SET, unit_scores  # noqa: F401  (re-exported)
+from planarena.results.matrices import finite as _finite
+from planarena.results.matrices import rank_records as _usable
+from planarena.results.matrices import unit_matrix as _matrix
 from planarena.report.sections.pool import PROTOCOL_LABELS
 from planarena import stats
 from planarena.report.traits import PLAIN, floor_of, method_label, row_order
 
-#: The successor-set column's protocol name and title.
-SUCCESSOR_SET = "successor_set"
+#: The successor-set column's title (the protocol name is :data:`planarena.results.matrices.SUCCESSOR_SET`).
 COLUMN_TITLES = {SUCCESSOR_SET: "Successor set (held-out)", **PROTOCOL_LABELS}
 #: The Hit@k tables of the front page, in order.
 HEADLINE_KS = (5, 1)
 CHANCE_ROW = "*uniform random ranker*"
-
-
-def _usable(records: Iterable[ResultRecord]) -> list[ResultRecord]:
-    """Latest ``rank_successors`` records that count: successor-set records of held-out splits
-    and pool records, neither ``error``."""
-    out = []
-    for r in latest_records(records):
-        if record_task(r) != "rank_successors" or r.outcome == "error":
-            continue
-        if is_pool_record(r) or (record_protocol(r) == SUCCESSOR_SET and is_held_out(r.split)):
-            out.append(r)
-    return out
-
-
-def _finite(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def ranking_cells(records: Iterable[ResultRecord], ks: Sequence[int] = HEADLINE_KS) -> pd.DataFrame:
@@ -100,38 +87,6 @@ def ranking_cells(records: Iterable[ResultRecord], ks: Sequence[int] = HEADLINE_
             for m, vals in per_seed.items():
                 rows.append(dict(method=m, family=family[m], protocol=proto, k=k, per_seed=vals, chance=math.nan))
     return pd.DataFrame(rows, columns=["method", "family", "protocol", "k", "per_seed", "chance"])
-
-
-def unit_scores(records: Iterable[ResultRecord], k: int) -> dict[tuple[str, str], dict[tuple, dict[int, float]]]:
-    """Per (method, protocol), the scores of its units by seed: ``{unit: {seed: score}}``.
-
-    Units of the successor-set protocol are held-out reference trajectories ``(domain, split,
-    problem, reference plan)`` scored by their Hit@``k`` (the mean over the trajectory's steps);
-    units of a pool protocol are its queries ``(domain, split, query index)`` scored 1 when the true
-    successor ranks in the top ``k`` (from the records' ``ranks``; records without them give no
-    units). Queries of one pool protocol and domain are the same for every method (same pools,
-    same tie-breaking draws), so units pair across methods."""
-    out: dict[tuple[str, str], dict[tuple, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
-    for r in _usable(records):
-        proto = record_protocol(r)
-        extra = r.extra or {}
-        if proto == SUCCESSOR_SET:
-            v = extra.get(f"hit@{k}")
-            if _finite(v):
-                out[(r.method, proto)][(r.domain, r.split, r.problem, str(extra.get("reference_plan")))][r.seed] = float(v)
-        elif isinstance(extra.get("ranks"), list):
-            # the split names the training source (cross-domain: "from <domain>"): one test domain
-            # has a query list per source, so the source belongs to the unit
-            for i, rank in enumerate(extra["ranks"]):
-                out[(r.method, proto)][(r.domain, r.split, i)][r.seed] = float(rank < k)
-    return out
-
-
-def _matrix(units: Mapping[tuple, Mapping[int, float]]) -> tuple[list[tuple], np.ndarray]:
-    """Units present under every seed, and their (units, seeds) score matrix."""
-    seeds = sorted(set().union(*(u.keys() for u in units.values()))) if units else []
-    keys = sorted(u for u, by in units.items() if all(s in by for s in seeds))
-    return keys, np.array([[units[u][s] for s in seeds] for u in keys], dtype=float).reshape(len(keys), len(seeds))
 
 
 def hit_intervals(records: Iterable[ResultRecord], k: int, seed: int = 0) -> dict[tuple[str, str], stats.Interval]:
