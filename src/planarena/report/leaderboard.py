@@ -96,7 +96,9 @@ def analyse(inputs: ReportInputs) -> Analysis:
         coverage_sum=coverage.coverage_sum(cov),
         ceiling=[*coverage.horizon_ceiling(inputs.plan_records, {k: v for k, v in index.items() if k in evaluated},
                                            {m: t.horizon for m, t in inputs.traits.items()},
-                                           dict.fromkeys(cov["method"])),
+                                           dict.fromkeys(cov["method"]),
+                                           files=(coverage.problem_files(inputs.manifest, inputs.problems_root)
+                                                  if inputs.problems_root is not None else None)),
                  *coverage.cap_ceiling(inputs.plan_records, {k: v for k, v in index.items() if k in evaluated},
                                        {m: (t.max_objects, t.max_tokens) for m, t in inputs.traits.items()},
                                        dict.fromkeys(cov["method"]), cells)],

@@ -68,6 +68,9 @@ class ReportInputs:
     #: time limit in force per method, seconds (T_max of the IPC agile score;
     #: :func:`planarena.report.sections.quality.time_limits` of params)
     time_limits: Mapping[str, float] = field(default_factory=dict)
+    #: the problems' folder (``data/problems``): the horizon ceiling reads each held-out problem's
+    #: PDDL for a plan-length lower bound (None: optimal plan lengths only)
+    problems_root: Path | None = None
 
 
 def load_inputs(
@@ -93,6 +96,7 @@ def load_inputs(
         splits=tuple(splits),
         traits=dict(traits or {}),
         acp_dir=Path(layout.acp),
+        problems_root=Path(layout.problems),
     )
 
 
