@@ -36,10 +36,12 @@ def test_hierarchical_bootstrap_is_seeded_and_brackets_the_mean():
     assert a == b and a.low <= a.value <= a.high and (a.n, a.runs, a.k) == (30, 3, None)
     scores = np.random.default_rng(1).random((30, 3))  # continuous: another seed, other ends
     assert stats.hierarchical_bootstrap(scores, seed=8).low != stats.hierarchical_bootstrap(scores, seed=7).low
-    # all unsolved / all solved: a degenerate interval at the value (k = 0 and k = n)
+    # all unsolved / all solved: the bootstrap degenerates, and the interval is Wilson's on the 12
+    # problems (0 of 36 attempts is no surer than 0 of 12 problems), never of zero width
     zero = stats.hierarchical_bootstrap(np.zeros((12, 3)), seed=1)
     one = stats.hierarchical_bootstrap(np.ones((12, 3)), seed=1)
-    assert (zero.value, zero.low, zero.high) == (0.0, 0.0, 0.0) and (one.low, one.high) == (1.0, 1.0)
+    assert (zero.value, zero.low) == (0.0, 0.0) and math.isclose(zero.high, stats.wilson(0, 12).high)
+    assert one.high == 1.0 and math.isclose(one.low, stats.wilson(12, 12).low) and zero.method == "wilson-problems"
     # problems vary more than seeds: the interval is wider than resampling seeds alone would give
     rows = np.repeat(np.array([[1.0], [0.0]]), 10, axis=0).repeat(3, axis=1)
     wide = stats.hierarchical_bootstrap(rows, seed=3)

@@ -114,7 +114,9 @@ def wilson_fraction(k: float, n: int, confidence: float = CONFIDENCE) -> Interva
     p = min(max(k / n, 0.0), 1.0)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), int(n), 1, None, "wilson-problems")
+    low = 0.0 if p == 0 else max(0.0, centre - half)
+    high = 1.0 if p == 1 else min(1.0, centre + half)
+    return Interval(p, low, high, int(n), 1, None, "wilson-problems")
 
 
 def _nondegenerate(iv: Interval, values: np.ndarray) -> Interval:
