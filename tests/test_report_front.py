@@ -56,7 +56,8 @@ def test_headline_tables_have_every_method_and_its_floor():
     md = front(small_run(), manifest_3(), traits=TRAITS)
     cov = table_rows(section(md, "Plan coverage"))
     # one problem set: the cells some method ran on (gripper/validation: nobody did)
-    assert cov[0] == ["kind", "method", "validation (n=3)", "held-out (n=3)", "above floor", "budget"]
+    assert cov[0] == ["kind", "method", "validation (n=3)", "held-out (n=3)", "above floor", "vs untrained twin",
+                      "budget"]
     # grouped by kind (search first), then floors; the best tier of each kind in bold
     assert [r[:2] for r in cov[1:]] == [["search", "fd"], ["search", "model"], ["floor", "ident"], ["floor", "walk"]]
     assert cov[1][2] == "**1.00 [0.44, 1.00] 3/3**"  # Wilson for 3/3

@@ -184,8 +184,10 @@ def coverage_tables(
 
 
 def twins_in(table: CoverageTable, traits: Mapping[str, ReportTraits], m: str) -> list[str]:
-    """The untrained twins of learned row ``m`` among the table's rows (:attr:`ReportTraits.twin_of`)."""
-    return [f for f in table.methods if traits.get(f, PLAIN).twin_of == m]
+    """The untrained twins of learned row ``m`` among the table's rows (:attr:`ReportTraits.twin_of`),
+    ``<m>_untrained`` first."""
+    return sorted((f for f in table.methods if traits.get(f, PLAIN).twin_of == m),
+                  key=lambda f: (f != f"{m}_untrained", f))
 
 
 def _floors_of(table: CoverageTable, traits: Mapping[str, ReportTraits], m: str) -> list[str]:
