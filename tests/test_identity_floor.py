@@ -6,7 +6,8 @@ import pytest
 
 from planarena.methods.base import ReportTraits
 from planarena.methods.state_centric.identity import IdentityTransitionModel
-from planarena.methods.state_centric.models import TransitionModel, make_transition_model
+from planarena.methods.state_centric.kinds import make_transition_model
+from planarena.methods.state_centric.models import TransitionModel
 from planarena.report.traits import floor_of
 
 

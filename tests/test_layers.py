@@ -52,12 +52,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 #: elsewhere), each with what removes it. An entry that no longer occurs fails
 #: :func:`test_known_exceptions_still_occur`: delete it then.
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("planarena.methods.units", "planarena.runner.executor"):
-        "import planarena.core.executor (the executor moved there), then delete runner/executor.py",
-    ("planarena.methods.embedplan.method", "planarena.runner.executor"):
-        "import planarena.core.executor (the executor moved there), then delete runner/executor.py",
-    ("planarena.methods.state_centric.method", "planarena.runner.executor"):
-        "import planarena.core.executor (the executor moved there), then delete runner/executor.py",
     ("planarena.methods.rgnn_policies.method", "planarena.runner.inputs"):
         "code_fingerprint is a hash of source files: move it (and folder_hash) below the methods",
     ("planarena.methods.transformers.method", "planarena.runner.inputs"):
@@ -65,10 +59,6 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
 }
 #: Import cycles that live in files this change could not edit, each with what removes it.
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"planarena.methods.state_centric.models", "planarena.methods.state_centric.identity",
-               "planarena.methods.state_centric.lstm", "planarena.methods.state_centric.xgb"}):
-        "models.model_kinds() imports the kinds lazily so that they register; the kinds import "
-        "models for the base class: move the base class out of models.py (or register by name)",
 }
 
 #: Layers shared by every family: they import no family (only the contract ``methods.base`` and the

@@ -12,10 +12,10 @@ import pytest
 
 from planarena.config import ConfigError
 from planarena.methods.state_centric.lstm import LSTMTransitionModel, lstm_parameter_count
+from planarena.methods.state_centric.kinds import make_transition_model
 from planarena.methods.state_centric.models import (
     DivergedError,
     TransitionModel,
-    make_transition_model,
     normalise_rows,
 )
 from planarena.methods.state_centric.xgb import XGBTransitionModel

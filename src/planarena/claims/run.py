@@ -68,6 +68,7 @@ def claim_params(claim: Claim, params_text: str, check_methods: bool = True) -> 
     if check_methods:   # the claim's rows run whatever the profile turns off
         merged["methods"] = {m: ({**methods[m], "run": True} if (methods[m] or {}).get("run") is False else methods[m])
                              for m in claim.methods}
+        merged["methods"] = _with_twin_blocks(merged)
     if exp.get("suite"):
         merged["suite"] = exp["suite"]
         suite = merged.setdefault("suites", {}).setdefault(exp["suite"], {})
@@ -92,6 +93,27 @@ def claim_params(claim: Claim, params_text: str, check_methods: bool = True) -> 
         merged.setdefault("evaluation", {})["splits"] = list(exp["splits"])
     merged["report"] = {"paper_runs": [], "description": f"claim `{claim.id}` ({claim.paper}, {claim.where})"}
     return merged
+
+
+def _with_twin_blocks(params: dict) -> dict:
+    """The claim's ``methods`` with a compact block ``<twin>: {twin_of: <row>[, untrained: v]}`` for
+    every untrained twin of its learned rows (:func:`planarena.methods.with_twins`): the workspace's
+    DVC stages are a ``foreach`` over the file's ``methods``, so each twin must be named there to
+    run, and a learned row is read against its twin."""
+    from planarena.methods import with_twins
+
+    blocks = dict(params.get("methods") or {})
+    resolved = with_twins({**params, "methods": blocks}).get("methods") or {}
+    out = {}
+    for name, block in resolved.items():
+        if name in blocks:
+            out[name] = blocks[name]
+        elif (block or {}).get("twin_of"):
+            compact = {"twin_of": block["twin_of"]}
+            if block.get("untrained") is not True:
+                compact["untrained"] = block["untrained"]
+            out[name] = compact
+    return out
 
 
 def prepare(claim: Claim, work: Path) -> Path:

@@ -256,7 +256,7 @@ class Method:
         tasks: subset of :data:`TASKS`.
         stochastic: if False the method runs once (first evaluation seed) instead of once per seed.
         parallel: if True (the default) the coverage protocol sends :meth:`solve` for different
-            (problem, seed) units to the executor's workers (:mod:`planarena.runner.executor`);
+            (problem, seed) units to the executor's workers (:mod:`planarena.core.executor`);
             set False for a method whose units must run in the stage process.
         device_param: the dotted params key of the method's torch device (``cpu``, ``cuda[:N]``,
             ``auto``), or None for a method without torch; a ``cuda`` unit goes only to workers
@@ -326,7 +326,7 @@ class Method:
         self.params = params
         self.layout = layout
         #: worker processes for independent units (``jobs`` param; 0 = all cores); results must
-        #: not depend on it (:mod:`planarena.runner.executor`)
+        #: not depend on it (:mod:`planarena.core.executor`)
         self.jobs = int(params.get("jobs", 0) or 0)
 
     #: attributes of an instance that are per-process cache *dicts* (e.g. of pymimir or wlplan
@@ -353,7 +353,7 @@ class Method:
 
     def unit_device(self) -> str:
         """The raw value of :attr:`device_param` (``cpu`` when unset): what the executor needs to
-        place this method's units (:func:`planarena.runner.executor.unit_resources`). Resolved to
+        place this method's units (:func:`planarena.core.executor.unit_resources`). Resolved to
         a torch device on the worker, where the GPU is."""
         from planarena.config import get
 

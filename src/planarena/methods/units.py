@@ -19,7 +19,7 @@ from planarena.methods.base import Attempt
 def train_units(fit: Callable[[tuple[str, int]], dict], domains: Iterable[str], seeds: Iterable[int], jobs: int,
                 desc: str, device: str = "cpu") -> tuple[dict, dict]:
     """Run ``fit((domain, seed))`` for every pair on the executor's workers
-    (:func:`planarena.runner.executor.run_units`; ``device``: the units' torch device param, so a
+    (:func:`planarena.core.executor.run_units`; ``device``: the units' torch device param, so a
     ``cuda`` unit goes to a worker with a GPU).
 
     ``fit`` returns the unit's facts (JSON-able), optionally with ``train_time_s``. A unit whose
@@ -31,7 +31,7 @@ def train_units(fit: Callable[[tuple[str, int]], dict], domains: Iterable[str], 
         ``times = {"<domain>/seed<seed>": train_time_s}`` (taken out of the facts: wall times do not
         belong in files whose hash DVC tracks).
     """
-    from planarena.runner.executor import run_units
+    from planarena.core.executor import run_units
 
     domains, seeds = list(domains), list(seeds)
     units = [(d, s) for d in domains for s in seeds]

@@ -183,7 +183,7 @@ class EmbedPlan(Method):
     def train(self, model_dir: Path) -> dict:
         """Train one model per (encoder, protocol, seed, task); see the module docstring.
 
-        The models are independent units run through :func:`planarena.runner.executor.run_units`
+        The models are independent units run through :func:`planarena.core.executor.run_units`
         (``jobs`` processes, one compute thread each: the same weights for any ``jobs``). Wall
         times go to the train log (``*_s`` keys of the result), never into ``facts.json`` or the
         ``seed<k>.json`` files, which are DVC outputs.
@@ -192,7 +192,7 @@ class EmbedPlan(Method):
 
         from planarena.methods.embedplan.model import count_parameters, train
         from planarena.protocols.pool import protocol_tasks
-        from planarena.runner.executor import run_units
+        from planarena.core.executor import run_units
 
         cfg = self._cfg()
         untrained = self._untrained()

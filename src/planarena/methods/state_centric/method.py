@@ -435,9 +435,9 @@ class StateCentric(Method):
         return self._encoders[domain]
 
     def _model_class(self):
-        from planarena.methods.state_centric.models import _kinds
+        from planarena.methods.state_centric.kinds import KINDS
 
-        return _kinds()[self.model_kind]
+        return KINDS[self.model_kind]
 
 
     def _model_seed(self, seed: int) -> int:
@@ -448,13 +448,13 @@ class StateCentric(Method):
         """Train one model per domain (and per seed for the LSTM); write ``<domain>/seed<k>/``.
 
         The (domain, seed) models, and the pool-protocol models, are independent units run through
-        :func:`planarena.runner.executor.run_units` (``jobs`` processes; the same models for any
+        :func:`planarena.core.executor.run_units` (``jobs`` processes; the same models for any
         ``jobs``). A diverged or failed run of one unit is recorded in ``facts.json`` with its
         reason; the other models still train. Wall times go to ``unit_times_s`` (the train log),
         not to ``facts.json``.
         """
         from planarena.methods.state_centric.models import DivergedError
-        from planarena.runner.executor import run_units
+        from planarena.core.executor import run_units
 
         cls = self._model_class()
         hyper = self.model_params()
@@ -604,7 +604,7 @@ class StateCentric(Method):
             task_key,
             training_trajectories,
         )
-        from planarena.runner.executor import run_units
+        from planarena.core.executor import run_units
 
         corpus, off = self._pool_corpus()
         if corpus is None:
@@ -662,7 +662,7 @@ class StateCentric(Method):
         scored on the same pools as EmbedPlan (:func:`planarena.protocols.pool.pool_ranks`) through
         the shared loop :func:`planarena.protocols.pool.task_records`. A model that diverged or
         failed to train gives a record with that outcome and no metrics."""
-        from planarena.methods.state_centric.models import TransitionModel
+        from planarena.methods.state_centric.kinds import load_transition_model
         from planarena.methods.state_centric.pool import (
             encode_domain,
             pool_scores,
@@ -710,7 +710,7 @@ class StateCentric(Method):
 
                     return PoolModel("solved", None, rank_uniform, {**extra, "inputs": "none (uniform random scores)"})
                 out = model_dir / "pool" / key
-                model = TransitionModel.load(out)
+                model = load_transition_model(out)
                 phi = encode_domain(self.encoding, corpus, acp_root, task.train_key,
                                     wl_file=out / "wl_feature_generator.json" if self.encoding == "wl" else None)
 

@@ -45,7 +45,8 @@ inf in the data); ``RuntimeError`` when predicting with a model that was neither
 
 Saved layout (:meth:`TransitionModel.save`): ``meta.json`` (kind, mode, dim, params, training facts)
 plus ``weights.pt`` (LSTM ``state_dict``) or ``booster.ubj`` and ``targets.npz`` (XGBoost).
-:meth:`TransitionModel.load` on the base class dispatches on the saved kind.
+:meth:`TransitionModel.load` on the base class dispatches on the saved kind among the registered
+kinds (:mod:`planarena.methods.state_centric.kinds` imports them all).
 """
 
 from __future__ import annotations
@@ -235,7 +236,9 @@ class TransitionModel(abc.ABC):
         if meta.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"{meta_file}: format_version {meta.get('format_version')!r}, expected {FORMAT_VERSION}")
         kind = meta.get("kind")
-        target = _kinds().get(kind)
+        # the kinds register as their modules are imported (planarena.methods.state_centric.kinds
+        # imports every one; this module imports none, so that none imports it back)
+        target = TransitionModel._KINDS.get(kind)
         if target is None or (cls is not TransitionModel and target is not cls):
             raise ValueError(f"{meta_file}: saved kind {kind!r} cannot be loaded as {cls.__name__}")
         params = dict(meta["params"])
@@ -333,28 +336,6 @@ def _finite_or_raise(arrays: Iterable[np.ndarray], what: str) -> None:
                                 where="data")
 
 
-def _kinds() -> dict[str, type[TransitionModel]]:
-    """Every model kind by name (``lstm``, ``xgb``, ``identity``): importing their modules registers
-    them."""
-    from planarena.methods.state_centric import identity, lstm, xgb  # noqa: F401  (registers the kinds)
-
-    return TransitionModel._KINDS
-
-
-def make_transition_model(kind: str, mode: str | None = None, dim: int | None = None,
-                          params: Mapping[str, Any] | None = None, **overrides: Any) -> TransitionModel:
-    """A model of ``kind`` (``lstm`` | ``xgb`` | ``identity``); see :class:`TransitionModel` for the other args.
-
-    Raises:
-        ConfigError: unknown kind or hyperparameter.
-    """
-    kinds = _kinds()
-    cls = kinds.get(kind)
-    if cls is None:
-        raise ConfigError(f"unknown transition model {kind!r}; expected one of {sorted(kinds)}")
-    return cls(mode=mode, dim=dim, params=params, **overrides)
-
-
 __all__ = [
     "FORMAT_VERSION",
     "MODES",
@@ -362,6 +343,5 @@ __all__ = [
     "DivergedError",
     "Trajectory",
     "TransitionModel",
-    "make_transition_model",
     "normalise_rows",
 ]
