@@ -148,15 +148,19 @@ def test_monte_carlo_permutation_resolves_small_p_values():
 
 
 def test_hit_floor_cell_names_the_protocol_a_row_learns_when_pooled_it_is_below():
-    """A row above its floor on 30 Interpolation queries and below it on 200 Cross-Domain queries:
-    pooled it is below, but the cell names the protocol it learns (EmbedPlan's Table 18 pattern)."""
+    """A row above its floor on 15 Interpolation problems and below it on 100 Cross-Domain problems
+    (the problem is the unit): pooled it is below, but the cell names the protocol it learns
+    (EmbedPlan's Table 18 pattern)."""
     from test_report import rec
     from planarena.methods.base import ReportTraits
     from planarena.report.sections import ranking
 
     def pool(method, protocol, ranks):
+        problems = 15 if protocol == "interpolation" else 100
+        names = [f"p{i}" for i in range(problems)]
         return rec(method, "blocksworld", "test", protocol, 13, outcome="solved",
-                   extra={"task": "rank_successors", "protocol": protocol, "ranks": ranks})
+                   extra={"task": "rank_successors", "protocol": protocol, "ranks": ranks, "problems": names,
+                          "query_problem": [i % problems for i in range(len(ranks))]})
 
     records = [pool("learned", "interpolation", [0] * 30), pool("ident", "interpolation", [9] * 30),
                pool("learned", "cross_domain", [9] * 200), pool("ident", "cross_domain", [0] * 200)]

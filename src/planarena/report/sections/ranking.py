@@ -33,13 +33,13 @@ from planarena.report.markdown import DASH, md_table
 from planarena.report.metrics import metric, seed_means
 from planarena.report.records import record_protocol
 # the units and their scores are the results layer's (one implementation, shared with the claims)
-from planarena.results.matrices import SUCCESSOR_SET, unit_scores  # noqa: F401  (re-exported)
+from planarena.results.matrices import SUCCESSOR_SET, HitMatrices, unit_scores  # noqa: F401  (re-exported)
 from planarena.results.matrices import finite as _finite
 from planarena.results.matrices import rank_records as _usable
 from planarena.results.matrices import unit_matrix as _matrix
 from planarena.report.sections.pool import PROTOCOL_LABELS
 from planarena import stats
-from planarena.report.traits import PLAIN, floor_of, method_label, row_order
+from planarena.report.traits import PLAIN, floor_of, method_label, row_order, twins_of
 
 #: The successor-set column's title (the protocol name is :data:`planarena.results.matrices.SUCCESSOR_SET`).
 COLUMN_TITLES = {SUCCESSOR_SET: "Successor set (held-out)", **PROTOCOL_LABELS}
@@ -109,58 +109,76 @@ def hit_intervals(records: Iterable[ResultRecord], k: int, seed: int = 0) -> dic
 
 @dataclass
 class HitFloorTests:
-    """The Hit@k *above floor* tests of one learned row against the floor of its floor group.
+    """The Hit@k *above floor* tests of one learned row against each of its floors: the floor of its
+    floor group and its untrained twins (:func:`planarena.report.traits.twins_of`).
 
     Attributes:
-        pooled: ``(floor, test, Holm-adjusted p)`` over every protocol both ran (Holm across rows).
-        by_protocol: the same per protocol (column title -> list of one such triple), a second Holm
-            family across rows and protocols: a row can learn the Interpolation protocol and not
-            Cross-Domain (EmbedPlan, Table 18).
+        pooled: ``(floor, test, Holm-adjusted p)`` per floor, over every protocol both ran (Holm
+            across rows and floors).
+        by_protocol: the same per protocol (column title -> list of such triples), a second Holm
+            family across rows, floors and protocols: a row can learn the Interpolation protocol
+            and not Cross-Domain (EmbedPlan, Table 18).
     """
 
-    pooled: tuple[str, stats.PairedTest, float]
+    pooled: list[tuple[str, stats.PairedTest, float]] = field(default_factory=list)
     by_protocol: dict[str, list[tuple[str, stats.PairedTest, float]]] = field(default_factory=dict)
 
 
 def floor_tests(records: Iterable[ResultRecord], traits: Mapping[str, ReportTraits], k: int = 5,
                 seed: int = 0) -> dict[str, HitFloorTests]:
-    """Each learned ``rank_successors`` row against the floor of its floor group
-    (:func:`planarena.report.traits.floor_of`): the Wilcoxon signed-rank test of per-unit Hit@``k``
-    (mean over seeds) on the units both scored, pooled over every protocol both ran and per protocol
+    """Each learned ``rank_successors`` row against each of its floors (its group's floor,
+    :func:`planarena.report.traits.floor_of`, and its untrained twins): the Wilcoxon signed-rank
+    test of per-**problem** Hit@``k`` (the mean over the problem's queries and seeds,
+    :meth:`planarena.results.HitMatrices.problem_matrix`: copying a query adds nothing) on the
+    problems both scored, pooled over every protocol both ran and per protocol
     (:class:`HitFloorTests`); each family Holm-corrected across the rows. ``seed`` is unused (the
     Wilcoxon test is not resampled) and kept for a uniform signature."""
-    scores = unit_scores(records, k)
+    hits = HitMatrices(records)
+    scores = hits.scores(k)
+    protos_of: dict[str, list[str]] = defaultdict(list)
+    for m, proto in sorted(scores):
+        protos_of[m].append(proto)
+    per_problem: dict[tuple[str, str], dict] = {}
+
+    def means(m: str, proto: str) -> dict:
+        if (m, proto) not in per_problem:
+            keys, mat = hits.problem_matrix(m, proto, k, None)
+            per_problem[(m, proto)] = {u: float(row.mean()) for u, row in zip(keys, mat) if row.size}
+        return per_problem[(m, proto)]
+
     pooled, parts = [], []
-    for m in sorted({m for m, _ in scores}):
-        f = floor_of(traits, m)
-        if traits.get(m, PLAIN).role != "model" or not f:
+    for m in sorted(protos_of):
+        if traits.get(m, PLAIN).role != "model":
             continue
-        a, b = [], []
-        for (mm, proto), units in sorted(scores.items()):
-            if mm != m or (f, proto) not in scores:
-                continue
-            other = scores[(f, proto)]
-            both = sorted(set(units) & set(other))
-            pa = [float(np.mean(list(units[u].values()))) for u in both]
-            pb = [float(np.mean(list(other[u].values()))) for u in both]
-            a += pa
-            b += pb
-            if pa:
-                parts.append((m, f, COLUMN_TITLES.get(proto, proto), stats.paired_scores(pa, pb)))
-        if a:
-            pooled.append((m, f, stats.paired_scores(a, b)))
-    out = {m: HitFloorTests((f, t, p)) for (m, f, t), p in zip(pooled, stats.holm([t.p for _, _, t in pooled]))}
+        floors = [f for f in [floor_of(traits, m), *twins_of(traits, m)] if f]
+        for f in dict.fromkeys(floors):
+            a, b = [], []
+            for proto in protos_of[m]:
+                if proto not in protos_of.get(f, ()):
+                    continue
+                mine, other = means(m, proto), means(f, proto)
+                both = sorted(set(mine) & set(other))
+                pa, pb = [mine[u] for u in both], [other[u] for u in both]
+                a += pa
+                b += pb
+                if pa:
+                    parts.append((m, f, COLUMN_TITLES.get(proto, proto), stats.paired_scores(pa, pb)))
+            if a:
+                pooled.append((m, f, stats.paired_scores(a, b)))
+    out: dict[str, HitFloorTests] = {}
+    for (m, f, t), p in zip(pooled, stats.holm([t.p for _, _, t in pooled])):
+        out.setdefault(m, HitFloorTests()).pooled.append((f, t, p))
     # a row with one protocol has nothing to break down: its pooled test is that protocol's
-    parts = [x for x in parts if sum(y[0] == x[0] for y in parts) > 1]
+    parts = [x for x in parts if sum(y[0] == x[0] and y[1] == x[1] for y in parts) > 1]
     for (m, f, proto, t), p in zip(parts, stats.holm([t.p for *_, t in parts])):
         out[m].by_protocol.setdefault(proto, []).append((f, t, p))
     return out
 
 
 def format_hit_floor(tests: HitFloorTests | None) -> str:
-    """The *above floor* cell of a ranking row (:func:`planarena.stats.verdict`, protocols in the
-    place of domains)."""
-    return stats.verdict([tests.pooled], tests.by_protocol) if tests else DASH
+    """The *above floor* cell of a ranking row: above every floor, twin included
+    (:func:`planarena.stats.verdict`, protocols in the place of domains)."""
+    return stats.verdict(tests.pooled, tests.by_protocol) if tests else DASH
 
 
 def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits] | None = None,
@@ -214,9 +232,11 @@ DESCRIPTION = (
     "floors (an identity predictor z' = z_s per encoding, an untrained network). Best per column "
     f'in bold. "{DASH}": the method does not run that protocol. Intervals (95 %): a bootstrap over '
     "trajectories then seeds (successor set), or over the queries of each domain then seeds (pool; "
-    "n = queries); seeded from params. *Above floor* (Hit@5): the row beats the floor of its encoding "
-    "by the Wilcoxon signed-rank test on per-unit Hit@5 over every protocol both run (\"yes\"), or on "
-    "the protocols named (each protocol its own test, a second Holm family), Holm-corrected across rows."
+    "n = queries); seeded from params. *Above floor* (Hit@5): the row beats every floor of its own, the "
+    "floor of its encoding and its untrained twin (the same network, no training), by the Wilcoxon "
+    "signed-rank test on per-problem Hit@5 (the mean of the problem's queries and seeds) over every "
+    "protocol both run (\"yes\"), or on the protocols named (each protocol its own test, a second Holm "
+    "family), Holm-corrected across rows and floors."
 )
 
 
