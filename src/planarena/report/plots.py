@@ -132,7 +132,7 @@ def coverage_plot_data(data: pd.DataFrame, traits: Mapping[str, ReportTraits] | 
     """The rows of ``coverage_by_size.json``: :func:`coverage_by_size` with a ``row`` (the panel
     row, :func:`panel_rows`); reference methods (floors without a group, classical planners) are
     repeated in every row, a row's own floor (same floor group; kind :data:`ROW_FLOOR`) only in
-    its rows. Without any
+    its rows, and an untrained twin only in the row of the row it mirrors. Without any
     model every method is in one row ``all methods``. Sorted (row, domain, kind, method, x)."""
     traits = traits or {}
     if data.empty:
@@ -144,15 +144,18 @@ def coverage_plot_data(data: pd.DataFrame, traits: Mapping[str, ReportTraits] | 
     out = []
     for rec in data.to_dict("records"):
         m = rec["method"]
+        twin_of = traits.get(m, PLAIN).twin_of
         if not groups:
             targets = ["all methods"]
         elif rec["kind"] == "model":
             targets = [rows_of[m]]
+        elif twin_of:   # an untrained twin: only in its own row's panels
+            targets = [rows_of[twin_of]] if twin_of in rows_of else []
         elif rec["kind"] == "floor" and rec["floor_group"]:
             targets = [g for g in groups if group_of_row[g] == rec["floor_group"]]
         else:
             targets = groups
-        kind = ROW_FLOOR if rec["kind"] == "floor" and rec["floor_group"] and groups else rec["kind"]
+        kind = ROW_FLOOR if rec["kind"] == "floor" and (rec["floor_group"] or twin_of) and groups else rec["kind"]
         for row in targets:
             out.append({"row": row, "domain": rec["domain"], "kind": kind, "method": m,
                         "x_name": rec["x_name"], "x": int(rec["x"]), "instances": int(rec["instances"]),
