@@ -72,7 +72,7 @@ def _ran(output: str) -> set[str]:
 E2E_METHODS = ("fd_astar_lmcut", "fd_lama", "random_walk", "random_walk_novisit", "wl_xgb_delta", "wl_xgb_state",
                "wl_identity", "embedplan_mlp", "embedplan_untrained", "embedplan_identity",
                "satr_encdec_cl_applicable", "aiw_ad", "wl_goose", "schema_true_domain", "schema_no_preconditions",
-               "dias_strips", "dias_names")
+               "dias_strips", "dias_names", "aiw_ad_uniform", "wl_xgb_delta_untrained")
 
 #: The stages rerun in the stage process (``jobs: 1``) and compared with the 2-worker cluster's
 #: outputs: one per kind of unit whose result once depended on the process it ran in (R-GNN
@@ -136,6 +136,13 @@ def test_repro_then_noop_then_param_change(repo):
     board = (work / "reports" / "leaderboard.md").read_text()
     for method in ("fd_astar_lmcut", "fd_lama", "random_walk", "embedplan_mlp", "embedplan_untrained"):
         assert method in board
+    # untrained twins run through DVC like any row (their blocks name only `twin_of`), train nothing,
+    # and the front page reads their learned rows against them
+    assert {"evaluate@aiw_ad_uniform", "evaluate@wl_xgb_delta_untrained"} <= _ran(first)
+    for twin in ("aiw_ad_uniform", "wl_xgb_delta_untrained"):
+        recs = [json.loads(line) for line in (work / "data" / "results" / f"{twin}.jsonl").read_text().splitlines()]
+        assert recs and all(r["method"] == twin for r in recs)
+    assert "vs untrained twin" in board
     # the off row: its stages ran and did nothing, the report does not list it
     assert {f"train@{OFF_ROW}", f"evaluate@{OFF_ROW}"} <= _ran(first)
     assert (work / "data" / "results" / f"{OFF_ROW}.jsonl").read_text() == ""
