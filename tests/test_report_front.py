@@ -66,14 +66,16 @@ def test_headline_tables_have_every_method_and_its_floor():
     assert cov[2][4] == "at floor at this budget: `ident` p=1.00"  # one discordant problem against its floor
     rank = section(md, "Successor ranking")
     hit5 = table_rows(rank[rank.index("Hit@5 (%):"):rank.index("Hit@1 (%):")])
-    assert hit5[0] == ["method", "Successor set (held-out)", "Extrapolation", "above floor"]
-    assert hit5[1] == ["*uniform random ranker*", "100.0", "3.9", "–"]  # chance from the records
+    assert hit5[0] == ["method", "Successor set (held-out)", "Extrapolation", "above floor", "vs untrained twin"]
+    assert hit5[1] == ["*uniform random ranker*", "100.0", "3.9", "–", "–"]  # chance from the records
     assert hit5[2][:3] == ["ident *(floor)*", "**100.0 [34.2, 100.0] (n=2, 1 run)**", "30.0 (1 run)"]
     # pool records without per-query ranks: no interval; mean over domains
-    assert hit5[3] == ["model", "**100.0 [34.2, 100.0] (n=2, 1 run)**", "**55.0 (1 run)**", "at floor at this budget: `ident` p=1.00"]
+    assert hit5[3] == ["model", "**100.0 [34.2, 100.0] (n=2, 1 run)**", "**55.0 (1 run)**",
+                       "at floor at this budget: `ident` p=1.00", "–"]
     hit1 = table_rows(rank[rank.index("Hit@1 (%):"):])
     assert hit1[1] == ["*uniform random ranker*", "25.0", "0.8"]
-    assert hit1[3] == ["model", "**50.0 [50.0, 50.0] (n=2, 1 run)**", "**27.5 (1 run)**"]
+    # every trajectory at 0.5: the bootstrap degenerates, Wilson on the 2 units (never zero width)
+    assert hit1[3] == ["model", "**50.0 [9.5, 90.5] (n=2, 1 run)**", "**27.5 (1 run)**"]
     assert "Horizon ceiling" in section(md, "Plan coverage")
     methods = section(md, "Methods")
     assert "- walk *(floor)*: `classical`; plan; seeds 0, 1;" in methods

@@ -120,9 +120,10 @@ def wilson_fraction(k: float, n: int, confidence: float = CONFIDENCE) -> Interva
 
 
 def _nondegenerate(iv: Interval, values: np.ndarray) -> Interval:
-    """``iv`` unless it has zero width over 0/1-valued ``values`` (problems, seeds) with ``n > 0``:
-    then :func:`wilson_fraction` on the problems, with ``runs`` kept."""
-    if iv.n and not math.isnan(iv.low) and iv.high - iv.low <= 1e-12 and ((values == 0) | (values == 1)).all():
+    """``iv`` unless it has zero width over ``values`` (problems, seeds) in [0, 1] (solved, or a
+    share such as a problem's Hit@k) with ``n > 0``: then :func:`wilson_fraction` on the problems
+    (k = the sum of the problems' means), with ``runs`` kept."""
+    if iv.n and not math.isnan(iv.low) and iv.high - iv.low <= 1e-12 and ((values >= 0) & (values <= 1)).all():
         w = wilson_fraction(float(values.mean(axis=1).sum()), values.shape[0])
         return Interval(iv.value, w.low, w.high, iv.n, iv.runs, None, w.method)
     return iv

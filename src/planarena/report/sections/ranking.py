@@ -175,6 +175,28 @@ def floor_tests(records: Iterable[ResultRecord], traits: Mapping[str, ReportTrai
     return out
 
 
+#: The column that reads each learned row against its untrained twin(s) (as the coverage tables do).
+TWIN_COLUMN = "vs untrained twin"
+
+
+def format_hit_twin(tests: HitFloorTests | None, traits: Mapping[str, ReportTraits], m: str) -> str:
+    """The *vs untrained twin* cell of a ranking row: per twin, ``yes`` / ``below`` / ``at twin``
+    with its Holm-adjusted p from the pooled Hit@5 test (:func:`floor_tests`); ``no twin records``
+    for a learned row whose twins have none; ``"–"`` for floors."""
+    twins = twins_of(traits, m)
+    if traits.get(m, PLAIN).role != "model" or not twins:
+        return DASH
+    got = {f: (t, p) for f, t, p in (tests.pooled if tests else []) if f in twins}
+    if not got:
+        return "no twin records"
+    parts = []
+    for twin, (t, p) in got.items():
+        word = "yes" if t.diff > 0 and p < stats.ALPHA else "below" if t.diff < 0 and p < stats.ALPHA else "at twin"
+        label = twin[len(m) + 1:] if twin.startswith(m + "_") else twin
+        parts.append(f"{label + ': ' if len(got) > 1 else ''}{word} ({stats.format_p(p)})")
+    return "; ".join(parts)
+
+
 def format_hit_floor(tests: HitFloorTests | None) -> str:
     """The *above floor* cell of a ranking row: above every floor, twin included
     (:func:`planarena.stats.verdict`, protocols in the place of domains)."""
@@ -201,7 +223,7 @@ def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits
     titles = {p: COLUMN_TITLES.get(p, p) for p in protos}
     rows = [{"method": CHANCE_ROW, **{titles[p]: DASH if math.isnan(chance.get(p, math.nan))
                                       else m_k.format_value(100 * chance[p]) for p in protos},
-             **({"above floor": DASH} if floors is not None else {})}]
+             **({"above floor": DASH, TWIN_COLUMN: DASH} if floors is not None else {})}]
     best = {p: m_k.best({m: agg[(m, p)][0] for m in methods if (m, p) in agg}) for p in protos}
     for m in methods:
         row = {"method": method_label(traits, m)}
@@ -218,8 +240,10 @@ def ranking_table(cells: pd.DataFrame, k: int, traits: Mapping[str, ReportTraits
             row[titles[p]] = f"**{text}**" if m in best[p] else text
         if floors is not None:
             row["above floor"] = format_hit_floor(floors.get(m))
+            row[TWIN_COLUMN] = format_hit_twin(floors.get(m), traits, m)
         rows.append(row)
-    return pd.DataFrame(rows, columns=["method", *titles.values(), *(["above floor"] if floors is not None else [])])
+    return pd.DataFrame(rows, columns=["method", *titles.values(),
+                                       *(["above floor", TWIN_COLUMN] if floors is not None else [])])
 
 
 DESCRIPTION = (
