@@ -27,7 +27,7 @@ from typing import Optional
 
 import typer
 
-from planarena.config import load_params
+from planarena.config import ConfigError, load_params
 from planarena.runner.entry import INPUT_ERRORS, pin_threads, report_input_error, stage_main
 from planarena.runner.inputs import ENTRIES
 
@@ -355,8 +355,13 @@ def claims_check(
     claims = [load_claim(folder / f"{i}.yaml") for i in claim_ids] if claim_ids else load_claims(folder)
     failed = 0
     for c in claims:
-        rep = _power(c, draws)
         typer.echo(f"## {c.id}\n")
+        try:
+            rep = _power(c, draws)
+        except (ConfigError, KeyError, ValueError) as exc:   # one claim's bad design does not stop the others
+            typer.echo(f"error: {c.source}: the power check cannot be computed: {exc}\n")
+            failed += 1
+            continue
         typer.echo("\n".join(rep.table()) + "\n")
         failed += not rep.passes
         if out is not None:

@@ -314,9 +314,10 @@ def _fast_permutations() -> Iterator[None]:
 def design_of(claim: Claim, params: dict) -> Design:
     """The claim's :class:`Design` from its workspace params (:func:`planarena.claims.run.claim_params`)."""
     from planarena.datasets.suites import planned_problems
-    from planarena.methods import resolve
+    from planarena.methods import resolve, with_twins
     from planarena.report.traits import method_traits
 
+    params = with_twins(params)   # a workspace names its twins compactly ({twin_of: row}); complete them
     d = Design()
     planned = planned_problems(params)
     if planned is None:
