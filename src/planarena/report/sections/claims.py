@@ -82,7 +82,7 @@ def verdict_line(v: Mapping) -> str:
     if v.get("verdict") == "not recomputable":
         prev = v.get("previous") or {}
         was = f" (its page said {prev['verdict']}, commit `{prev.get('commit')}`)" if prev.get("verdict") else ""
-        return f"**not recomputable: records not kept**{was}"
+        return f"**not recomputable: records not kept**{was}" + ("; *post-hoc*" if v.get("posthoc") else "")
     out = f"**{v['verdict']}**" + ("" if (v.get("blocks") or {}).get("gate", True) else " (gate failed)")
     if v.get("domains"):
         out += " (" + ", ".join(f"{d}: {x}" for d, x in v["domains"].items()) + ")"
