@@ -46,7 +46,7 @@ from planarena.methods.base import (
     twin_traits,
     untrained_value,
 )
-from planarena.methods.state_centric.encoders import DomainEncoder
+from planarena.methods.state_centric.encoders import ENCODINGS, DomainEncoder
 from planarena.methods.units import lost_unit
 from planarena.search.decoding import (
     DecodeProblem,
