@@ -123,7 +123,7 @@ def test_resume_after_kill_loses_no_record_and_reruns_nothing_done(planned, monk
 def test_changed_code_drops_stale_records(planned, monkeypatch):
     """A protocol or family edit reruns the evaluate stage (DVC) AND its records: the record
     fingerprint includes the evaluating code, so records of the old code are not resumed."""
-    import planarena.runner.inputs as inputs
+    import planarena.core.fingerprint as fingerprint
 
     params, layout = planned
     run_train_stage(params, layout, "random_walk")
@@ -131,8 +131,8 @@ def test_changed_code_drops_stale_records(planned, monkeypatch):
     old = {r["config_hash"] for r in _results(layout, "random_walk")}
     run_evaluate_stage(params, layout, "random_walk")  # same code: resumed, same records
     assert {r["config_hash"] for r in _results(layout, "random_walk")} == old
-    real = inputs.code_fingerprint
-    monkeypatch.setattr(inputs, "code_fingerprint", lambda *a, **k: {**real(*a, **k), "edited": "1"})
+    real = fingerprint.code_fingerprint
+    monkeypatch.setattr(fingerprint, "code_fingerprint", lambda *a, **k: {**real(*a, **k), "edited": "1"})
     run_evaluate_stage(params, layout, "random_walk")
     assert {r["config_hash"] for r in _results(layout, "random_walk")}.isdisjoint(old)
 

@@ -17,6 +17,7 @@ import yaml
 from conftest import ROOT
 from planarena.config import DeclaredLayout, Layout, UndeclaredDataError, resolve_profile
 from planarena.methods import REGISTRY, Method
+from planarena.core import fingerprint
 from planarena.runner import inputs
 from planarena.runner.entry import WorkspaceLock, WorkspaceLockedError
 from planarena.runner.stages import PROTOCOLS, protocols_of
@@ -31,8 +32,8 @@ def _raw_params() -> dict:
 
 def test_family_closures_are_disjoint():
     """An edit to one family's subpackage changes no other family's inputs."""
-    emb = inputs.import_closure([REGISTRY["embedplan"].partition(":")[0]])
-    sc = inputs.import_closure([REGISTRY["state_centric"].partition(":")[0]])
+    emb = fingerprint.import_closure([REGISTRY["embedplan"].partition(":")[0]])
+    sc = fingerprint.import_closure([REGISTRY["state_centric"].partition(":")[0]])
     assert not any(m.startswith("planarena.methods.state_centric") for m in emb), emb
     assert not any(m.startswith("planarena.methods.embedplan") for m in sc), sc
     # the shared layers they do use are in the closure (function-level imports included)
@@ -52,14 +53,14 @@ def test_closure_matches_the_modules_python_actually_imports():
                 "print('\\n'.join(m for m in sys.modules if m == 'planarena' or m.startswith('planarena.')))")
         loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                     check=True).stdout.split())
-        assert loaded <= set(inputs.import_closure([entry])), loaded - set(inputs.import_closure([entry]))
+        assert loaded <= set(fingerprint.import_closure([entry])), loaded - set(fingerprint.import_closure([entry]))
 
 
 def _fresh_code_facts(monkeypatch, facts_file):
     """This process's code facts forgotten, as in a new stage process reading ``facts_file``."""
-    monkeypatch.setattr(inputs, "FACTS_FILE", facts_file)
-    monkeypatch.setattr(inputs, "_FACTS", None)
-    for fn in (inputs._file_facts, inputs._module_imports, inputs._module_hash, inputs._parse):
+    monkeypatch.setattr(fingerprint, "FACTS_FILE", facts_file)
+    monkeypatch.setattr(fingerprint, "_FACTS", None)
+    for fn in (fingerprint._file_facts, fingerprint._module_imports, fingerprint._module_hash, fingerprint._parse):
         getattr(fn, "cache_clear", lambda: None)()
 
 
@@ -68,29 +69,29 @@ def test_code_facts_are_kept_across_processes_and_follow_file_contents(tmp_path,
     a file whose bytes differ from the recorded digest is parsed again, whatever the table says."""
     facts = tmp_path / "facts.json"
     _fresh_code_facts(monkeypatch, facts)
-    want = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
+    want = fingerprint.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
     assert facts.exists()
 
     _fresh_code_facts(monkeypatch, facts)
-    real_parse = inputs._parse
+    real_parse = fingerprint._parse
 
     def no_parse(path):
         raise AssertionError(f"parsed {path} although its bytes are unchanged")
-    monkeypatch.setattr(inputs, "_parse", no_parse)
-    assert inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric") == want
+    monkeypatch.setattr(fingerprint, "_parse", no_parse)
+    assert fingerprint.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric") == want
 
     table = json.loads(facts.read_text())
     key = "core/executor.py"
     table["files"][key]["hash"] = {"": "not-the-hash"}
     facts.write_text(json.dumps(table))
     _fresh_code_facts(monkeypatch, facts)  # a matching digest: the table is trusted
-    got = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
+    got = fingerprint.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
     assert got["planarena.core.executor"] == "not-the-hash"
     table["files"][key]["digest"] = "another-file"
     facts.write_text(json.dumps(table))
-    monkeypatch.setattr(inputs, "_parse", real_parse)
+    monkeypatch.setattr(fingerprint, "_parse", real_parse)
     _fresh_code_facts(monkeypatch, facts)  # another digest: the file is hashed again
-    got = inputs.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
+    got = fingerprint.code_fingerprint(["planarena.runner.stages"], registry_name="state_centric")
     assert got == want and json.loads(facts.read_text())["files"][key]["digest"] != "another-file"
 
 
@@ -98,14 +99,14 @@ def test_code_hash_ignores_comments_but_not_code(tmp_path, monkeypatch):
     a = ast.parse("x = 1  # a comment\n\n\ndef f():\n    return x\n")
     b = ast.parse("x = 1\ndef f():\n    return x  # other\n")
     c = ast.parse("x = 2\ndef f():\n    return x\n")
-    assert inputs._code_hash(a) == inputs._code_hash(b) != inputs._code_hash(c)
+    assert fingerprint._code_hash(a) == fingerprint._code_hash(b) != fingerprint._code_hash(c)
 
 
 def test_a_new_registry_line_does_not_change_other_methods():
     src = (ROOT / "src/planarena/methods/__init__.py").read_text()
     added = src.replace('REGISTRY: dict[str, str] = {', 'REGISTRY: dict[str, str] = {\n    "new": "x.y:Z",', 1)
     assert added != src
-    keep = lambda text, name: inputs._code_hash(inputs._registry_entry_only(ast.parse(text), name))  # noqa: E731
+    keep = lambda text, name: fingerprint._code_hash(fingerprint._registry_entry_only(ast.parse(text), name))  # noqa: E731
     assert keep(src, "embedplan") == keep(added, "embedplan")
     assert keep(src, "*") != keep(added, "*")
 

@@ -136,7 +136,7 @@ def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
         if train_json.exists() else None,
     }
     if method.input_files:  # an outside planner's programs
-        from planarena.runner.inputs import folder_hash
+        from planarena.core.fingerprint import folder_hash
 
         parts["files"] = {str(f): folder_hash(Path(f)) for f in method.input_files}
     return stable_hash(parts)

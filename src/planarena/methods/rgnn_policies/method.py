@@ -232,7 +232,7 @@ class RGNNPolicy(Method):
         import hashlib
 
         from planarena.core.io import stable_hash
-        from planarena.runner.inputs import code_fingerprint
+        from planarena.core.fingerprint import code_fingerprint
 
         section = self.section()
         files = [self.ps.domain_file(domain), *(self.ps.problem_file(e) for e in entries)]

@@ -358,7 +358,7 @@ class SATr(Method):
 
     def _train_key(self) -> str:
         """Content key of this block's training (everything but ``decoding``)."""
-        from planarena.runner.inputs import code_fingerprint, folder_hash
+        from planarena.core.fingerprint import code_fingerprint, folder_hash
 
         return stable_hash({"arch": self.arch, "contrastive": self.contrastive, "seeds": self.seeds(),
                             "train_problems": self.config.get("train_problems"),

@@ -112,7 +112,7 @@ def planner_limits(params: Mapping) -> str:
 
 def code_hash(inputs_dir: str | os.PathLike | None) -> str | None:
     """A hash of the code that produced the records: the ``code`` fingerprints (AST hashes of each
-    stage's import closure, :func:`planarena.runner.inputs.code_fingerprint`) of every stage inputs
+    stage's import closure, :func:`planarena.core.fingerprint.code_fingerprint`) of every stage inputs
     file under ``inputs_dir`` (``data/inputs``, written by the ``resolve`` stages). None when there
     are none. Unlike git's dirty flag, a README edit or a comment does not change it."""
     if inputs_dir is None or not Path(inputs_dir).is_dir():
