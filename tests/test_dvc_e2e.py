@@ -24,8 +24,15 @@ pytestmark = pytest.mark.slow
 
 
 def _run(cmd: list[str], cwd: Path, env: dict) -> str:
+    import time as _t
+    t0 = _t.time()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     out = proc.stdout + proc.stderr
+    with open("/tmp/e2e_times.log", "a") as fh:
+        fh.write(f"{_t.time()-t0:7.1f}s {' '.join(cmd)[:150]}\n")
+        for line in out.splitlines():
+            if "Running stage" in line:
+                fh.write("    " + line + "\n")
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-4000:]}"
     return out
 

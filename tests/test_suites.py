@@ -137,3 +137,90 @@ def test_real_ipc2023_suite_imports_gzipped_rovers(smoke_params, layout):
     smoke_params["suites"]["ipc2023"].update(path=str(path), domains=["rovers"], max_per_split=1)
     entries = run_stage(smoke_params, layout)
     assert {e.split for e in entries} == {"train", "test-easy", "test-medium", "test-hard"}
+
+
+#: VisitAll as the SATr splits write it: no types, cells as `(place c)` facts (the generator's
+#: domain types them instead)
+UNTYPED_VISITALL = """(define (domain grid-visit-all)
+  (:requirements :strips)
+  (:predicates (place ?x) (connected ?x ?y) (at-robot ?x) (visited ?x))
+  (:action move :parameters (?from ?to)
+    :precondition (and (place ?from) (place ?to) (at-robot ?from) (connected ?from ?to))
+    :effect (and (at-robot ?to) (not (at-robot ?from)) (visited ?to))))
+"""
+SMALL_GRID = """(define (problem g) (:domain grid-visit-all) (:objects a b)
+  (:init (place a) (place b) (connected a b) (connected b a) (at-robot a) (visited a))
+  (:goal (and (visited a) (visited b))))
+"""
+
+
+def _untyped_visitall_suite(root):
+    d = root / "visitall"
+    for split in ("train", "validation", "interpolation"):   # no extrapolation folder: generated
+        (d / split).mkdir(parents=True)
+        (d / split / "w01h02-01.pddl").write_text(SMALL_GRID)
+    (d / "domain.pddl").write_text(UNTYPED_VISITALL)
+    return root
+
+
+def test_fresh_split_of_an_external_suite_is_generated_in_its_dialect(smoke_params, layout, tmp_path):
+    """`suites.satr.generate` replaces a split by new generator instances (seeded by its own seed),
+    written as the suite's domain reads them: the generator's typed cells become `(place c)` facts."""
+    from planarena.datasets.suites import planned_problems
+
+    root = _untyped_visitall_suite(tmp_path / "suite")
+    smoke_params.update(suite="satr")
+    gen = {"seed": 5, "domains": {"visitall": {"sizes": {"extrapolation": [6, 9]}, "count": {"extrapolation": 2}}}}
+    smoke_params["suites"]["satr"].update(path=str(root), domains=["visitall"], generate=gen)
+    entries = run_stage(smoke_params, layout)
+    fresh = [e for e in entries if e.split == "extrapolation"]
+    assert [e.size for e in fresh] == [6, 6, 9, 9] and len({e.seed for e in fresh}) == 4
+    assert all(e.origin.startswith("generated:") for e in fresh)
+    assert sorted(e.split for e in entries if e.split != "extrapolation") == ["interpolation", "train", "validation"]
+    text = (layout.problems / fresh[0].path).read_text()
+    assert " - place" not in text and text.count("(place ") == 6 and text.count("(visited ") == 7  # 6 goals + start
+    planned = planned_problems(smoke_params)
+    assert len(planned[("visitall", "extrapolation")]) == 4 and len(planned[("visitall", "train")]) == 1
+    # the run's seed does not move them; generate.seed does
+    texts = lambda: [(layout.problems / e.path).read_text() for e in run_stage(smoke_params, layout)  # noqa: E731
+                     if e.split == "extrapolation"]
+    first = texts()
+    smoke_params["seed"] += 1
+    assert texts() == first
+    gen["seed"] = 6
+    assert texts() != first
+
+
+def test_fresh_split_needs_the_generators_vocabulary(smoke_params, layout, tmp_path):
+    root = _fake_suite(tmp_path / "suite")
+    (root / "tiny").rename(root / "blocksworld")   # a domain named blocksworld that is not Blocksworld
+    smoke_params.update(suite="satr")
+    smoke_params["suites"]["satr"].update(path=str(root), domains=["blocksworld"], generate={
+        "seed": 1, "domains": {"blocksworld": {"sizes": {"extrapolation": [4]}}}})
+    # the same vocabulary under another domain name: the problems name the suite's domain
+    fresh = [e for e in run_stage(smoke_params, layout) if e.split == "extrapolation"]
+    assert len(fresh) == 1 and "(:domain tinyblocks)" in (layout.problems / fresh[0].path).read_text()
+    domain = root / "blocksworld" / "domain.pddl"
+    domain.write_text(domain.read_text().replace("holding", "in-hand"))
+    with pytest.raises(PDDLError, match=r"blocksworld/domain.pddl: suites.satr.generate.domains.blocksworld"):
+        run_stage(smoke_params, layout)
+    smoke_params["suites"]["satr"]["generate"] = {"domains": {}}
+    with pytest.raises(ConfigError, match="suites.satr.generate: expected"):
+        run_stage(smoke_params, layout)
+    smoke_params["suites"]["satr"]["generate"] = {"seed": 1, "domains": {"blocksworld": {"sizes": {"test": [4]}}}}
+    with pytest.raises(ConfigError, match="splits are"):
+        run_stage(smoke_params, layout)
+
+
+@pytest.mark.shared
+def test_real_satr_with_fresh_extrapolation(smoke_params, layout):
+    """The SATr splits for training, fresh Blocksworld and VisitAll extrapolation problems that
+    parse against SATr's own domain files."""
+    path = needs_shared("satr")
+    smoke_params.update(suite="satr")
+    smoke_params["suites"]["satr"].update(path=str(path), max_per_split=1, domains=["blocksworld", "visitall"], generate={
+        "seed": 3, "domains": {"blocksworld": {"sizes": {"extrapolation": [9]}},
+                               "visitall": {"sizes": {"extrapolation": [24]}}}})
+    entries = run_stage(smoke_params, layout)
+    fresh = sorted((e.domain, e.size) for e in entries if e.split == "extrapolation")
+    assert fresh == [("blocksworld", 9), ("visitall", 24)]

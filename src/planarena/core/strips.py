@@ -192,17 +192,41 @@ def normal_problem_text(problem, domain: StripsDomain) -> str:
         problem: a ``pymimir.Problem`` parsed against the original domain.
         domain: its normal form (:func:`normal_form`).
     """
+    return untyped_problem_text(problem, domain.name, {name for name, _ in domain.predicates})
+
+
+def untyped_problem_text(problem, domain_name: str, predicates: set[str]) -> str:
+    """A parsed problem written with untyped objects: each object's types become initial atoms
+    ``(t o)`` (pymimir compiles types to unary predicates), only the initial atoms of
+    ``predicates`` are kept, and the goal literals follow. The usual compilation of types away
+    (e.g. VisitAll's ``- place`` objects as ``(place o)`` facts for a domain that declares no types).
+
+    Args:
+        problem: a ``pymimir.Problem``.
+        domain_name: the ``(:domain ...)`` the text names.
+        predicates: the predicate names (normal-form spelling, :func:`_pred`) kept in the initial state.
+    """
     objects = " ".join(_name(o) for o in problem.get_objects())
-    known = {name for name, _ in domain.predicates}
     init = [t for t in (ground_atom_text(a) for a in problem.get_initial_atoms())
-            if t and t[1:].split(" ", 1)[0].rstrip(")") in known]
+            if t and t[1:].split(" ", 1)[0].rstrip(")") in predicates]
     goal = []
     for lit in problem.get_goal_condition():
         atom = ground_atom_text(lit.get_atom())
         if atom:
             goal.append(atom if lit.get_polarity() else f"(not {atom})")
-    return (f"(define (problem {problem.get_name()})\n  (:domain {domain.name})\n"
+    return (f"(define (problem {problem.get_name()})\n  (:domain {domain_name})\n"
             f"  (:objects {objects})\n  (:init {' '.join(init)})\n  (:goal (and {' '.join(goal)})))\n")
+
+
+def vocabulary(domain) -> tuple[frozenset[tuple[str, int]], frozenset[tuple[str, int]]]:
+    """``(predicates, actions)`` of a parsed pymimir ``domain`` as ``{(name, arity)}`` sets, its
+    types counted as unary predicates (pymimir compiles them so) and ``object`` / ``number`` / ``=``
+    left out: two domains with the same vocabulary read the same problem files once types are
+    compiled away (:func:`untyped_problem_text`)."""
+    preds = frozenset((_pred(p.get_name()), p.get_arity()) for p in domain.get_predicates()
+                      if p.get_name() not in _DROPPED and p.get_name() != "=")
+    actions = frozenset((a.get_name(), len(a.get_parameters())) for a in domain.get_actions())
+    return preds, actions
 
 
 def without_negative_preconditions(domain_file: str | Path, problem_file: str | Path, out: str | Path) -> tuple[Path, Path]:

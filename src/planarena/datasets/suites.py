@@ -234,14 +234,17 @@ def _size_from_name(name: str) -> int | None:
 
 
 def _external_files(suite: str, src: Path, domains: list[str], limit: int | None,
-                    errors: list[str]) -> list[tuple[str, str, list[Path]]]:
+                    errors: list[str], fresh: frozenset[tuple[str, str]] = frozenset()
+                    ) -> list[tuple[str, str, list[Path]]]:
     """(domain, split, problem files) of an external suite in its layout, sorted by size then name;
     a missing domain file or split folder is appended to ``errors`` (one line each). ``limit``
     (``suites.<suite>.max_per_split``) keeps the ``limit`` smallest problems of each *evaluation*
     split only: a training split (:data:`planarena.config.TRAIN_SPLITS`) is never cut, since the
     methods train on all of it (and the R-GNN policies move its largest problems to validation).
     ``limit`` is a number for every evaluation split, or a mapping ``{split: number or None}``
-    (a split it does not name, or names with None, is kept whole; 0 keeps none of it)."""
+    (a split it does not name, or names with None, is kept whole; 0 keeps none of it). The
+    ``(domain, split)`` pairs in ``fresh`` are generated instead (:func:`fresh_splits`): their
+    folders are neither read nor required."""
     found = []
     for domain in domains:
         ddir = src / domain
@@ -252,6 +255,8 @@ def _external_files(suite: str, src: Path, domains: list[str], limit: int | None
             what = "is a directory, expected" if (ddir / "domain.pddl").is_dir() else "missing:"
             errors.append(f"{ddir / 'domain.pddl'}: {what} the domain file of {domain!r}")
         for folder, split in LAYOUTS[suite]:
+            if (domain, split) in fresh:
+                continue
             sdir = ddir / folder
             if not sdir.is_dir():
                 errors.append(f"{sdir}: missing split folder {folder!r} (the {suite} layout has "
@@ -297,8 +302,13 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
     if not domains:
         raise ConfigError(f"{src}: no <domain>/domain.pddl below suites.{suite}.path")
     errors: list[str] = []
+    fresh = fresh_splits(params, suite)
+    unknown = sorted({d for d, _ in fresh} - set(domains))
+    if unknown:
+        raise ConfigError(f"params: suites.{suite}.generate.domains names {unknown}, which "
+                          f"suites.{suite}.domains does not list")
     found = _external_files(suite, src, list(domains), get(params, f"suites.{suite}.max_per_split", None),
-                            errors)
+                            errors, frozenset(fresh))
     costs = reference_costs(src, errors) if suite == "ipc2023" else {}
     entries: list[ProblemEntry] = []
     for domain, split, files in found:
@@ -322,8 +332,103 @@ def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEn
             errors.append(str(exc))
             continue
         (out / domain / "domain.pddl").write_text(text)
+    for domain in dict.fromkeys(d for d, _ in fresh):
+        if (out / domain / "domain.pddl").exists():
+            entries += _generate_fresh(suite, domain, fresh, out, src / domain / "domain.pddl", errors)
     bad_domains = {d for d, _, _ in found if not (out / d / "domain.pddl").exists()}
     return [e for e in entries if e.domain not in bad_domains], errors
+
+
+# --------------------------------------------------------------------------------------------
+# Fresh splits of an external suite: instances no report has seen
+# --------------------------------------------------------------------------------------------
+
+
+def fresh_splits(params: dict, suite: str) -> dict[tuple[str, str], list[tuple[int, int]]]:
+    """``{(domain, split): [(size, problem seed), ...]}`` of the splits of external suite
+    ``suite`` that are generated fresh instead of read from its folder:
+    ``suites.<suite>.generate: {seed: S, domains: {<domain>: {sizes: {<split>: [...]},
+    count: {<split>: n}}}}`` (the shape of ``suites.generated.domains``; ``count`` defaults to 1).
+    Each problem's seed derives from ``S`` (not the run's ``seed``: a new ``S`` gives instances
+    that no earlier run or report has seen), the domain, split, size and index. For a claim that
+    trains as a paper does (its published training split) and tests on new instances of the
+    same domain (``satr``: fresh extrapolation problems).
+
+    Raises:
+        ConfigError: ``generate`` is set without an integer ``seed``, names a domain without a
+            generator (:data:`GENERATORS`) or a split the suite does not have.
+    """
+    cfg = get(params, f"suites.{suite}.generate", None)
+    if not cfg:
+        return {}
+    where = f"params: suites.{suite}.generate"
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("seed"), int) or not isinstance(cfg.get("domains"), dict):
+        raise ConfigError(f"{where}: expected {{seed: <int>, domains: {{<domain>: {{sizes: {{<split>: [...]}}, "
+                          f"count: {{<split>: n}}}}}}}}, got {cfg!r}")
+    splits = [s for _, s in LAYOUTS[suite]]
+    out: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for domain, dcfg in cfg["domains"].items():
+        if domain not in GENERATORS:
+            raise ConfigError(f"{where}.domains.{domain}: no generator; known: {sorted(GENERATORS)}")
+        for split, sizes in ((dcfg or {}).get("sizes") or {}).items():
+            if split not in splits:
+                raise ConfigError(f"{where}.domains.{domain}.sizes.{split}: the {suite} suite's splits are {splits}")
+            count = int(((dcfg or {}).get("count") or {}).get(split, 1))
+            out[(domain, split)] = [(int(size), derive_seed(cfg["seed"], domain, split, int(size), i))
+                                    for size in sizes for i in range(count)]
+    return out
+
+
+def _generate_fresh(suite: str, domain: str, fresh: dict, out: Path, suite_domain: Path,
+                    errors: list[str]) -> list[ProblemEntry]:
+    """Write the fresh splits of ``domain`` (:func:`fresh_splits`) under ``out`` in the dialect of
+    the suite's domain file (``out/<domain>/domain.pddl``, a copy of ``suite_domain``): the
+    generator's domain must have the same vocabulary (:func:`planarena.core.strips.vocabulary`);
+    where it types objects and the suite's domain does not, the types become initial atoms
+    (:func:`planarena.core.strips.untyped_problem_text`: SATr's VisitAll reads ``(place c)`` facts);
+    a problem names the suite's domain.
+    A vocabulary mismatch is one line in ``errors``, naming both domains."""
+    from planarena.core.strips import untyped_problem_text, vocabulary
+
+    gen, resource, size_param = GENERATORS[domain]
+    gen_domain_file = out / domain / ".generator-domain.pddl"
+    gen_domain_file.write_text(_domain_text(resource))
+    try:
+        gen_domain, ours = parse_domain(gen_domain_file), parse_domain(out / domain / "domain.pddl")
+    except PDDLError as exc:
+        errors.append(str(exc))
+        return []
+    if vocabulary(gen_domain) != vocabulary(ours):
+        (gp, ga), (sp, sa) = vocabulary(gen_domain), vocabulary(ours)
+        errors.append(f"{suite_domain}: suites.{suite}.generate.domains.{domain}: the generator's domain "
+                      f"({resource}) reads other predicates or actions: {sorted((gp ^ sp) | (ga ^ sa))}")
+        return []
+    predicates = {n for n, _ in vocabulary(ours)[0]}
+    typed = "(:types" in gen_domain_file.read_text().lower() and \
+        "(:types" not in (out / domain / "domain.pddl").read_text().lower()
+    entries = []
+    origin = f"generated:{GEN_ROOT}.{resource.split('/')[0]}.generator"
+    for (d, split), problems in fresh.items():
+        if d != domain:
+            continue
+        (out / domain / split).mkdir(parents=True, exist_ok=True)
+        seen: set[str] = set()
+        for i, (size, seed) in enumerate(problems):
+            text = gen(size, seed)
+            if text in seen:
+                continue
+            seen.add(text)
+            name = f"{domain}-{size_param}{size:03d}-fresh{i}"
+            if typed:
+                tmp = out / domain / split / f"{name}.typed.pddl"
+                tmp.write_text(text)
+                text = untyped_problem_text(parse_problem_of(gen_domain, tmp), ours.get_name(), predicates)
+                tmp.unlink()
+            else:   # the suite's name for the same domain
+                text = re.sub(r"\(\s*:domain\s+[^\s()]+\s*\)", f"(:domain {ours.get_name()})", text, count=1)
+            entries.append(_write_problem(out, domain, split, name, text, size_param, size, seed, origin))
+    gen_domain_file.unlink()
+    return entries
 
 
 def import_folders(params: dict, out: Path) -> tuple[list[ProblemEntry], list[str], dict[str, Path], dict[str, Path]]:
@@ -466,7 +571,7 @@ def run_stage(params: dict, layout: Layout) -> list[ProblemEntry]:
     return entries
 
 
-__all__ = ["generate_suite", "import_external", "import_folders", "reference_costs", "run_stage", "GENERATORS", "LAYOUTS", "PDDLError"]
+__all__ = ["fresh_splits", "generate_suite", "import_external", "import_folders", "reference_costs", "run_stage", "GENERATORS", "LAYOUTS", "PDDLError"]
 
 
 def planned_problems(params: dict) -> dict[tuple[str, str], list[str]] | None:
@@ -493,5 +598,10 @@ def planned_problems(params: dict) -> dict[tuple[str, str], list[str]] | None:
         return None
     domains = get(params, f"suites.{suite}.domains", None) or sorted(
         d.name for d in src.iterdir() if (d / "domain.pddl").exists())
-    found = _external_files(suite, src, list(domains), get(params, f"suites.{suite}.max_per_split", None), [])
-    return {(d, s): [f.name.removesuffix(".gz").removesuffix(".pddl") for f in files] for d, s, files in found}
+    fresh = fresh_splits(params, suite)
+    found = _external_files(suite, src, list(domains), get(params, f"suites.{suite}.max_per_split", None), [],
+                            frozenset(fresh))
+    out = {(d, s): [f.name.removesuffix(".gz").removesuffix(".pddl") for f in files] for d, s, files in found}
+    for (d, s), problems in fresh.items():
+        out[(d, s)] = [f"{d}-{size:03d}-fresh{i}" for i, (size, _) in enumerate(problems)]
+    return out
