@@ -285,3 +285,19 @@ def test_claims_report_recomputes_from_committed_records_or_says_not_recomputabl
     kept = (tmp_path / "reports" / "claims" / "kept" / "claim.md").read_text()
     assert kept.startswith("# Claim `kept`: **confirmed**") and "Per domain: d1 **confirmed**; d2 **confirmed**" in kept
     assert "Power check (2 simulated runs" in kept
+
+
+def test_power_design_runs_a_deterministic_row_once():
+    """The design simulates the seeds a row will run: a state-centric XGBoost row (deterministic,
+    `stochastic` decided by its block) runs the first seed only, its LSTM sibling and the walks every
+    seed. (The class attribute alone once gave XGBoost three seeds: a power check three seeds
+    too optimistic.)"""
+    from pathlib import Path
+
+    from planarena.claims import power, run
+
+    claim = load_claim(Path(__file__).resolve().parents[1] / "claims" / "state-centric-delta-fresh-extrapolation.yaml")
+    params = run.claim_params(claim, (run.REPO / "params.yaml").read_text())
+    seeds = power.design_of(claim, params).seeds
+    assert seeds["wl_xgb_delta"] == seeds["wl_xgb_state"] == [21]
+    assert seeds["random_walk_novisit"] == [21, 22, 23]

@@ -32,12 +32,14 @@ import contextlib
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 from scipy import stats as sstats
 
 from planarena import stats
+from planarena.config import Layout
 from planarena.claims.spec import BLOCKS, RETIRED, Claim
 from planarena.claims.verdict import VERDICTS, evaluate_data
 
@@ -334,7 +336,11 @@ def design_of(claim: Claim, params: dict) -> Design:
         except KeyError:
             d.seeds[m] = seeds
             continue
-        d.seeds[m] = list(config.get("seeds") or seeds) if getattr(cls, "stochastic", True) else seeds[:1]
+        try:   # `stochastic` may depend on the block (an XGBoost state-centric row runs one seed)
+            d.seeds[m] = cls(m, config, params, Layout(root=Path("data"))).seeds()
+        except Exception:   # a plugin whose constructor needs more: its class attribute
+            d.seeds[m] = list(config.get("seeds") or seeds) if getattr(cls, "stochastic", True) is not False \
+                else seeds[:1]
         role = traits[m].role if traits.get(m) is not None else "model"
         if role == "floor":
             d.floors.add(m)
