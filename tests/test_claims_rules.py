@@ -301,3 +301,23 @@ def test_power_design_runs_a_deterministic_row_once():
     seeds = power.design_of(claim, params).seeds
     assert seeds["wl_xgb_delta"] == seeds["wl_xgb_state"] == [21]
     assert seeds["random_walk_novisit"] == [21, 22, 23]
+
+
+def test_claim_page_shows_each_seeds_kept_checkpoint(tmp_path):
+    """The page's training table: per unit (and per decoding strategy when each kept its own) the
+    best step, the final training loss and the teacher-forced accuracy / L_pred at the kept step."""
+    from planarena.claims.run import _training_lines, training_rows
+
+    claim = load_claim(_write(tmp_path, TWO_DOMAINS, "two-domains"))
+    facts = {"a/d1/seed13": {"steps_run": 3000, "final_loss": 0.05, "best_step": 600, "selected_with": "own",
+                             "best_score": [0.5, -0.5, 0, 0, 0.7, -0.9, 600],
+                             "selection": {"greedy": {"best_step": 600, "best_score": [0.5, -0.5, 0, 0, 0.7, -0.9, 600]},
+                                           "regrounding": {"best_step": 2800,
+                                                           "best_score": [1.0, 0, 0, 0, 0.95, -0.1, 2800]}}},
+             "a/d1/seed14": {"untrained": True, "best_step": None},
+             "other/d1/seed13": {"best_step": 5, "best_score": [1, 5]}}
+    rows = training_rows(claim, facts)
+    assert [(r["strategy"], r["best_step"], r["accuracy"], r["validation_loss"]) for r in rows] == \
+        [("greedy", 600, 0.7, 0.9), ("regrounding", 2800, 0.95, 0.1)]
+    text = "\n".join(_training_lines(rows))
+    assert "| `a` | d1 | 13 | regrounding | 3000 | 2800 | 0.050 | 0.950 | 0.100 | - |" in text

@@ -24,15 +24,8 @@ pytestmark = pytest.mark.slow
 
 
 def _run(cmd: list[str], cwd: Path, env: dict) -> str:
-    import time as _t
-    t0 = _t.time()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     out = proc.stdout + proc.stderr
-    with open("/tmp/e2e_times.log", "a") as fh:
-        fh.write(f"{_t.time()-t0:7.1f}s {' '.join(cmd)[:150]}\n")
-        for line in out.splitlines():
-            if "Running stage" in line:
-                fh.write("    " + line + "\n")
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{out[-4000:]}"
     return out
 
@@ -72,14 +65,15 @@ def _ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
 
 
-#: The methods the pipeline checks need: every family, every kind of floor and of row (search,
-#: lookahead policy, decoder), and the methods whose retraining is compared byte for byte. The other
-#: configurations are variants of these (unit tests cover them); leaving them out keeps this test a
-#: few minutes shorter (CI time).
-E2E_METHODS = ("fd_astar_lmcut", "fd_lama", "random_walk", "random_walk_novisit", "wl_xgb_delta", "wl_xgb_state",
-               "wl_identity", "embedplan_mlp", "embedplan_untrained", "embedplan_identity",
-               "satr_encdec_cl_applicable", "aiw_ad", "wl_goose", "schema_true_domain", "schema_no_preconditions",
-               "dias_strips", "dias_names", "aiw_ad_uniform", "wl_xgb_delta_untrained")
+#: The methods the pipeline checks need: every family, every kind of floor (walk, identity,
+#: untrained twin) and of row (search, lookahead policy, decoder, schema learner), and the methods
+#: whose retraining is compared byte for byte. The other configurations are variants of these (unit
+#: tests cover them). A stage's cost here is mostly its process and DVC's bookkeeping (2-8 s each,
+#: its work well under a second for most), so every row left out keeps this test shorter (CI time):
+#: 13 rows, 26 of the 19 rows' 38 method stages.
+E2E_METHODS = ("fd_astar_lmcut", "random_walk", "wl_xgb_delta", "wl_xgb_delta_untrained", "embedplan_mlp",
+               "embedplan_identity", "satr_encdec_cl_applicable", "aiw_ad", "aiw_ad_uniform", "wl_goose",
+               "schema_true_domain", "dias_strips", "dias_names")
 
 #: The stages rerun in the stage process (``jobs: 1``) and compared with the 2-worker cluster's
 #: outputs: one per kind of unit whose result once depended on the process it ran in (R-GNN
@@ -87,7 +81,7 @@ E2E_METHODS = ("fd_astar_lmcut", "fd_lama", "random_walk", "random_walk_novisit"
 #: A row off in the default profile (``run: false``), kept off here
 OFF_ROW = "baiw_ad"
 
-SERIAL_METHODS = ("aiw_ad", "wl_xgb_delta", "satr_encdec_cl_applicable", "embedplan_mlp", "dias_strips", "fd_lama")
+SERIAL_METHODS = ("aiw_ad", "wl_xgb_delta", "satr_encdec_cl_applicable", "dias_strips")
 
 
 def _trim_methods(params_text: str) -> str:
@@ -141,7 +135,7 @@ def test_repro_then_noop_then_param_change(repo):
             "train@embedplan_mlp", "evaluate@embedplan_mlp", "train@dias_names", "evaluate@dias_names",
             "report"} <= _ran(first)
     board = (work / "reports" / "leaderboard.md").read_text()
-    for method in ("fd_astar_lmcut", "fd_lama", "random_walk", "embedplan_mlp", "embedplan_untrained"):
+    for method in ("fd_astar_lmcut", "random_walk", "embedplan_mlp", "embedplan_identity"):
         assert method in board
     # untrained twins run through DVC like any row (their blocks name only `twin_of`), train nothing,
     # and the front page reads their learned rows against them
@@ -181,7 +175,7 @@ def test_repro_then_noop_then_param_change(repo):
         assert method in board
     # schema learning: the section, the reference rows and the dias_* coverage rows on schema-test
     schema_page = (work / "reports" / "detail" / "schema.md").read_text()
-    for method in ("dias_names", "dias_strips", "schema_true_domain", "schema_no_preconditions"):
+    for method in ("dias_names", "dias_strips", "schema_true_domain"):
         assert method in schema_page
     true_rows = [json.loads(line) for line in
                  (work / "data" / "results" / "schema_true_domain.jsonl").read_text().splitlines()]
@@ -191,9 +185,9 @@ def test_repro_then_noop_then_param_change(repo):
     assert (work / "data" / "models" / "dias_strips" / "blocks3" / "seed13" / "domain.pddl").exists()
     assert "dias_strips" in (work / "reports" / "detail" / "coverage.md").read_text()
 
-    # the ablation pair of the state-centric family, problem by problem, from the CLI
-    out = _run(["planarena", "compare", "wl_xgb_delta", "wl_xgb_state"], work, env)
-    pair = work / "reports" / "compare" / "wl_xgb_delta-vs-wl_xgb_state"
+    # a learned row against its untrained twin, problem by problem, from the CLI
+    out = _run(["planarena", "compare", "wl_xgb_delta", "wl_xgb_delta_untrained"], work, env)
+    pair = work / "reports" / "compare" / "wl_xgb_delta-vs-wl_xgb_delta_untrained"
     assert "McNemar" in out and (pair / "compare.md").exists() and list(pair.glob("*.png")), out
     shutil.rmtree(work / "reports" / "compare")  # not a pipeline output
 
@@ -254,6 +248,6 @@ def test_repro_then_noop_then_param_change(repo):
     ran = _ran(_run(["dvc", "repro"], work, env))
     blocks = yaml.safe_load((work / "params.yaml").read_text())["methods"]
     embedplan = [m for m, b in blocks.items() if (b or {}).get("method", m) == "embedplan"]
-    assert len(embedplan) >= 3
+    assert len(embedplan) >= 2
     assert ran == {"resolve", "resolve_methods", "report", *(f"{s}@{m}" for m in embedplan
                                                              for s in ("train", "evaluate"))}, ran

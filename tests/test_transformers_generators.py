@@ -366,6 +366,29 @@ def test_a_loss_spike_or_nan_in_generator_training_is_recorded_with_its_step(pro
     assert res.status == "diverged" and res.diverged_at == 6 and res.best_step == 4 and res.state is not None
 
 
+def test_each_selection_criterion_keeps_its_own_checkpoint(problem, space):
+    """A validator scoring several strategies (a dict) keeps one best checkpoint per strategy: here
+    "early" peaks at step 4 and "late" at the last step, and each keeps the weights of its step."""
+    torch.manual_seed(0)
+    atoms, actions = AtomVocabulary.of_domain(problem, 6), ActionVocabulary.of_domain(problem, 6)
+    m = SATrEncDec(atoms.size, atoms.width, actions.size, SMALL)
+    batches = PlanBatches("encdec", (atoms, actions), [space])
+    cfg = TrainConfig(steps=12, batch=4, warmup=2, eval_every=4, window=2, spike=10.0, plateau=2)
+    seen = {}
+
+    def validate(model, calls=[0]):
+        calls[0] += 1
+        seen[calls[0] * 4] = {k: v.clone() for k, v in model.state_dict().items()}
+        return {"early": (1.0 if calls[0] == 1 else 0.0,), "late": (float(calls[0]),)}
+
+    res = train_generator(m, batches, cfg, seed=0, validate=validate)
+    assert {k: step for k, (_, step, _) in res.best.items()} == {"early": 4, "late": 12}
+    assert res.best_step == 4 and res.state is res.best["early"][2]   # the first key is the primary one
+    for key, (_, step, state) in res.best.items():
+        assert all(torch.equal(state[k], seen[step][k]) for k in state)
+    assert [step for step, _ in res.evaluations] == [4, 8, 12] and res.evaluations[1][1] == {"early": [0.0], "late": [2.0]}
+
+
 # ---------------------------------------------------------------------------------------------
 # Learning: a generator can fit one tiny problem ("cannot learn" told apart from "not trained
 # enough")

@@ -195,9 +195,11 @@ def test_device_param_names_itself_when_it_cannot_be_used(suite):
 
 
 def test_select_with_names_the_decoding_of_checkpoint_selection(suite, monkeypatch):
-    """``transformers.select_with`` (default greedy, Section E2) decides which decoding strategy
-    scores the validation problems of checkpoint selection; the encoder always plans by Algorithm 4;
-    an unknown strategy names the param."""
+    """``transformers.select_with`` decides which decoding strategy scores the validation problems
+    of checkpoint selection: ``own`` (default) scores every strategy (one checkpoint each),
+    ``greedy`` is Section E2's; the encoder always plans by Algorithm 4; an unknown strategy names
+    the param. An ``<EOS>`` before the goal and a cycle count in the cap's tier: a checkpoint that
+    stops early no longer outranks one that runs to the cap."""
     from types import SimpleNamespace
 
     from planarena.runner.stages import build_method
@@ -207,21 +209,32 @@ def test_select_with_names_the_decoding_of_checkpoint_selection(suite, monkeypat
     params["methods"]["gen_sel"] = {"method": "satr", "arch": "encdec", "contrastive": False, "decoding": "greedy"}
     params["methods"]["enc_sel"] = {"method": "satr", "arch": "encoder", "contrastive": False}
     seen = []
+    failures = ["token_cap"]
 
     def fake_plan(self, model, tokens, problems, seed, limits, strategy, stats=None):
         seen.append((self.arch, strategy))
         return [SimpleNamespace(outcome="solved", failure=None, reason=None),
-                SimpleNamespace(outcome="unsolved", failure="token_cap", reason=None)]
+                SimpleNamespace(outcome="unsolved", failure=failures[0], reason=None)]
 
     from planarena.methods.transformers.method import SATr
     monkeypatch.setattr(SATr, "_plan", fake_plan)
     monkeypatch.setattr(SATr, "_validation_batch", lambda self, d, s, t: None)
-    for select_with, expected in ((None, "greedy"), ("regrounding", "regrounding")):
-        if select_with:
-            params["transformers"]["select_with"] = select_with
+    score = (0.5, -0.5, -0.0, -0.0)
+    gen = build_method("gen_sel", params, layout)
+    assert gen._validator("gripper", 13, None)(None) == {s: score for s in ("greedy", "applicable", "regrounding")}
+    assert seen[-3:] == [("encdec", "greedy"), ("encdec", "applicable"), ("encdec", "regrounding")]
+    assert build_method("enc_sel", params, layout)._validator("gripper", 13, None)(None) == score
+    assert seen[-1] == ("encoder", "greedy")
+    for failure in ("eos_before_goal", "cycle"):   # the same tier as the cap
+        failures[0] = failure
+        assert gen._validator("gripper", 13, None)(None)["greedy"] == score
+    failures[0] = "inapplicable"
+    assert gen._validator("gripper", 13, None)(None)["greedy"] == (0.5, -0.0, -0.5, -0.0)
+    for select_with, expected in (("greedy", "greedy"), ("regrounding", "regrounding")):
+        params["transformers"]["select_with"] = select_with
         for name, arch in (("gen_sel", "encdec"), ("enc_sel", "encoder")):
             m = build_method(name, params, layout)
-            assert m._validator("gripper", 13, None)(None) == (0.5, -0.5, -0.0, -0.0)
+            assert m._validator("gripper", 13, None)(None) == (0.5, -0.0, -0.5, -0.0)
             assert seen[-1] == (arch, expected if arch == "encdec" else "greedy")
     params["transformers"]["select_with"] = "beam"
     with pytest.raises(ValueError, match=r"transformers.select_with='beam'"):

@@ -359,6 +359,45 @@ def _schema_lines(rows: list[dict]) -> list[str]:
     return lines + [""]
 
 
+def training_rows(claim: Claim, facts: dict) -> list[dict]:
+    """One row per trained unit of the claim's methods that selected a checkpoint (``facts``:
+    ``training.json``'s ``{"<method>/<domain>/seed<s>": unit facts}``): steps run, best step, final
+    training loss, and where the best score carries them the validation teacher-forced accuracy and
+    loss at that step (the transformers' score tuple ends ``accuracy, -L_pred, step``); per decoding
+    strategy when each kept its own checkpoint."""
+    rows = []
+    for key, info in sorted(facts.items()):
+        parts = key.split("/")
+        if len(parts) != 3 or parts[0] not in claim.methods or not isinstance(info, dict) or info.get("untrained"):
+            continue
+        chosen = {s: v for s, v in (info.get("selection") or {}).items()} or \
+            ({info.get("selected_with") or "": {"best_step": info.get("best_step"), "best_score": info.get("best_score")}}
+             if info.get("best_step") is not None else {})
+        for strategy, sel in chosen.items():
+            score = list(sel.get("best_score") or [])
+            tf = (score[-3], -score[-2]) if len(score) >= 7 else (None, None)
+            rows.append({"method": parts[0], "domain": parts[1], "seed": parts[2].removeprefix("seed"),
+                         "strategy": strategy, "steps_run": info.get("steps_run"), "best_step": sel.get("best_step"),
+                         "final_loss": info.get("final_loss"), "accuracy": tf[0], "validation_loss": tf[1],
+                         "diverged_at": info.get("diverged_at")})
+    return rows
+
+
+def _training_lines(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    f = lambda v: "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)  # noqa: E731
+    lines = ["## Training, per seed", "",
+             "The checkpoint each unit kept (validation selection) and where training ended; teacher-forced "
+             "accuracy and L_pred on the fixed validation batch at the kept step.", "",
+             "| method | domain | seed | selected on | steps run | best step | final training loss | "
+             "teacher-forced accuracy | validation L_pred | diverged at |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| `{r['method']}` | {r['domain']} | {r['seed']} | {r['strategy'] or '-'} | {f(r['steps_run'])} | "
+              f"{f(r['best_step'])} | {f(r['final_loss'])} | {f(r['accuracy'])} | {f(r['validation_loss'])} | "
+              f"{f(r['diverged_at'])} |" for r in rows]
+    return lines + [""]
+
+
 def provenance_lines(claim: Claim, power=None, forced: bool = False, source: str = "") -> list[str]:
     """The page's provenance block: the registration commit, the post-hoc mark (from git history),
     the attempt number, the power check's table, whether the run was forced past a failed check,
@@ -393,7 +432,8 @@ def provenance_lines(claim: Claim, power=None, forced: bool = False, source: str
 
 
 def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks: list[dict] = (),
-                largest: list[dict] = (), schema: list[dict] = (), provenance: list[str] = ()) -> str:
+                largest: list[dict] = (), schema: list[dict] = (), provenance: list[str] = (),
+                training: list[dict] = ()) -> str:
     """The claim's page (markdown): the claim, the verdict (per domain too), the provenance and power
     check, the pre-registered conditions with each measured atom's interval and test, the published
     values, the cost and the commit."""
@@ -439,6 +479,7 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
                   + f" | {r['problems']} |" for r in largest]
         lines.append("")
     lines += _schema_lines(list(schema))
+    lines += _training_lines(list(training))
     if claim.notes:
         lines += ["## Notes", "", claim.notes, ""]
     lines += ["Verdict rule: the gate first (fails: inconclusive); then confirmed if the confirm condition "
@@ -454,7 +495,8 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
     return "\n".join(lines) + "\n"
 
 
-def _page(claim: Claim, records, index, rows, seed: int, cost: dict, commit: str, provenance: list[str]):
+def _page(claim: Claim, records, index, rows, seed: int, cost: dict, commit: str, provenance: list[str],
+          training_facts: dict | None = None):
     """``(verdict, page text, extra verdict.json fields)`` from records (a pipeline claim) or
     measurement rows (a measurement claim)."""
     from planarena.claims import measure
@@ -470,8 +512,10 @@ def _page(claim: Claim, records, index, rows, seed: int, cost: dict, commit: str
     checks = published_check(claim, data, seed, HitMeasurements(records))
     largest = largest_solved(claim, data)
     schema = schema_run_summary(claim, records)
-    extra = {"published_check": checks, "largest_solved": largest, **({"schema_runs": schema} if schema else {})}
-    return verdict, render_page(claim, verdict, cost, commit, checks, largest, schema, provenance), extra
+    training = training_rows(claim, training_facts or {})
+    extra = {"published_check": checks, "largest_solved": largest, **({"schema_runs": schema} if schema else {}),
+             **({"training": training} if training else {})}
+    return verdict, render_page(claim, verdict, cost, commit, checks, largest, schema, provenance, training), extra
 
 
 def provenance_facts(claim: Claim) -> dict:
@@ -524,7 +568,7 @@ def write_page(claim: Claim, work: Path, out_root: Path, power=None, forced: boo
         records, index = _records_and_index(work)
         pv.commit_records(work, out, index)
     prov = provenance_lines(claim, power, forced, "the records committed beside this page")
-    verdict, page, extra = _page(claim, records, index, rows, seed, cost, commit, prov)
+    verdict, page, extra = _page(claim, records, index, rows, seed, cost, commit, prov, _training_facts(out))
     _write(claim, out, verdict, page, cost, commit, extra, power, forced)
     atomic_write_text(out / "params.yaml", yaml.safe_dump(portable_params(params), sort_keys=False, width=120))
     if not claim.is_measure and (work / "reports" / "leaderboard.md").exists():
@@ -532,6 +576,16 @@ def write_page(claim: Claim, work: Path, out_root: Path, power=None, forced: boo
             shutil.rmtree(out / "report")
         shutil.copytree(work / "reports", out / "report")
     return verdict
+
+
+def _training_facts(out: Path) -> dict:
+    """The unit facts committed beside a claim page (``training.json``), ``{}`` when none."""
+    from planarena.claims.provenance import TRAINING
+
+    try:
+        return json.loads((out / TRAINING).read_text()).get("facts") or {}
+    except (OSError, ValueError):
+        return {}
 
 
 NOT_RECOMPUTABLE = "not recomputable"
@@ -560,7 +614,7 @@ def recompute_committed(claim: Claim, out_root: Path, power=None) -> Verdict | N
     forced = bool(old.get("forced"))
     prov = provenance_lines(claim, power, forced, f"the records committed beside this page (run at `{commit}`), "
                                                   "under the current verdict rules")
-    verdict, page, extra = _page(claim, records, index, rows, seed, cost, commit, prov)
+    verdict, page, extra = _page(claim, records, index, rows, seed, cost, commit, prov, _training_facts(out))
     _write(claim, out, verdict, page, cost, commit, extra, power, forced)
     return verdict
 
@@ -602,4 +656,4 @@ def mark_not_recomputable(claim: Claim, out_root: Path, power=None) -> dict:
 
 __all__ = ["DEFAULT_WORK", "NOT_RECOMPUTABLE", "claim_params", "largest_solved", "mark_not_recomputable",
            "measurements_of", "portable_params", "prepare", "provenance_lines", "published_check", "recompute_committed",
-           "render_page", "run", "schema_run_summary", "verdict_of", "write_page"]
+           "render_page", "run", "schema_run_summary", "training_rows", "verdict_of", "write_page"]

@@ -19,14 +19,16 @@ the suite's ``train`` split (:mod:`planarena.methods.transformers.data`: every t
 full state space, or its reference plan where the space exceeds ``transformers.max_states``; the
 facts record how many of each; ``max_states: null``, the paper profile, expands every one in
 full, Appendix C). The checkpoint kept is the best on the ``validation`` split by
-greedy coverage (Algorithm 1; Algorithm 4 for the encoder), then fewer problems at the token cap,
-fewer inapplicable, fewer malformed actions, then (plan generators) the teacher-forced token
-accuracy and L_pred on validation pairs (Section E2's six criteria, in its order), then the later
-step. The blocks of one (arch, contrastive) differ only in decoding, and
-one checkpoint serves every strategy (E2 selects with greedy decoding), so the model is trained
-once: the train stage stores it in a content-addressed cache (``data/cache/transformers/<key>``,
-key = the family's code, the ``transformers`` params, arch, loss, seeds and the data) and the
-other blocks copy it.
+coverage (Algorithm 4 for the encoder), then fewer problems that ended without the goal (the token
+cap; also an ``<EOS>`` before the goal or a cycle), fewer inapplicable, fewer malformed actions,
+then (plan generators) the teacher-forced token accuracy and L_pred on validation pairs (Section
+E2's six criteria, in its order), then the later step. Section E2 scores coverage with greedy
+decoding for every strategy; here (``transformers.select_with: own``, the default) each decoding
+strategy keeps its own checkpoint, selected on its own coverage (``model.<strategy>.pt``), and
+``select_with: greedy`` is the paper's. The blocks of one (arch, contrastive) differ only in
+decoding, so the model is trained once: the train stage stores it in a content-addressed cache
+(``data/cache/transformers/<key>``, key = the family's code, the ``transformers`` params, arch,
+loss, seeds and the data) and the other blocks copy it.
 
 A run whose loss becomes NaN or spikes to a plateau is *diverged* (Figure E.1): its facts record
 the step; its best checkpoint before the divergence, if any, is evaluated (as the paper's are: the
@@ -83,9 +85,11 @@ class Settings:
     symmetry-aware-transformers.txt line 319), ``horizon`` Algorithm 4's
     action cap, ``max_tokens`` Algorithms 1-3's token cap (Section 5: 500), ``device`` the torch
     device of training and inference (``cpu``; ``cuda`` for the paper profile on a GPU),
-    ``select_with`` the plan generators' decoding strategy of checkpoint selection (Section E2:
-    ``greedy``, the default; ``applicable`` or ``regrounding`` select on the coverage of that
-    strategy instead, a departure from the paper that a claim names)."""
+    ``select_with`` the plan generators' decoding strategy of checkpoint selection: ``own`` (the
+    default) keeps one checkpoint per strategy, each selected on its own coverage, and each decoding
+    row plans with its strategy's; ``greedy`` is Section E2's (every row decodes the checkpoint
+    selected with greedy coverage); ``applicable`` or ``regrounding`` select every row's on that
+    strategy's coverage."""
 
     model: dict
     train: Any
@@ -94,7 +98,7 @@ class Settings:
     horizon: int
     max_tokens: int
     device: str = "cpu"
-    select_with: str = "greedy"
+    select_with: str = "own"
 
 
 #: Appendix E2 (main experiments), for every architecture: "each epoch consisted of 100000 sampled
@@ -105,6 +109,9 @@ PAPER_EPOCHS, PAPER_EPOCH_SAMPLES, PAPER_BATCH = 70, 100_000, 64
 TIMES = "train_times.json"
 #: Validation pairs scored for the accuracy / loss criteria of checkpoint selection (Section E2)
 VALIDATION_SAMPLES = 64
+#: Failures of checkpoint selection's second tier: the plan ended without the goal though every
+#: action was well formed and applicable (token cap, horizon, <EOS> before the goal, a cycle)
+STOPPED = ("token_cap", "horizon", "eos_before_goal", "cycle")
 #: TrainConfig's steps / batch where the params set none (planarena.methods.transformers.train)
 TRAIN_DEFAULTS = {"steps": 600, "batch": 32}
 
@@ -198,9 +205,9 @@ class SATr(Method):
         if self.decoding not in allowed:
             raise ValueError(f"params: methods.{name}.decoding={self.decoding!r}; arch {self.arch} decodes with "
                              f"{', '.join(allowed)}")
-        select_with = (get(params, "transformers", {}) or {}).get("select_with", "greedy")
-        if select_with not in STRATEGIES:  # the raw param: settings() also resolves the device
-            raise ValueError(f"params: transformers.select_with={select_with!r}; one of {', '.join(STRATEGIES)}")
+        select_with = (get(params, "transformers", {}) or {}).get("select_with", "own")
+        if select_with not in (*STRATEGIES, "own"):  # the raw param: settings() also resolves the device
+            raise ValueError(f"params: transformers.select_with={select_with!r}; one of own, {', '.join(STRATEGIES)}")
         #: the untrained twin (docs/concepts.md#untrained-twins): the network at the initial weights
         #: its row trains from (``torch.manual_seed(seed)``, the same vocabulary), the same decoder,
         #: renaming, caps and limits; no training, no checkpoint selection
@@ -229,7 +236,7 @@ class SATr(Method):
         train_cfg = TrainConfig(**{**train, "contrastive": self.contrastive, "rename_one": self.arch == "encoder"})
         device = torch_device(t.get("device", "cpu"), "transformers.device")
         max_states = t.get("max_states", 20000)
-        select_with = str(t.get("select_with", "greedy"))
+        select_with = str(t.get("select_with", "own"))
         return Settings(model, train_cfg, int(t.get("max_objects", 64)), None if max_states is None else int(max_states),
                         int(t.get("horizon", 100)), int(t.get("max_tokens", 500)), device, select_with)
 
@@ -325,34 +332,41 @@ class SATr(Method):
         return PlanBatches(self.arch, tokens, spaces).draw(n, rng)
 
     def _validator(self, domain: str, seed: int, tokens):
-        """``validate(model) -> score tuple`` on the domain's validation split, higher is better, in
-        Section E2's order: greedy coverage (plan generators: the coverage of
-        :attr:`Settings.select_with`, greedy unless the params say otherwise; the encoder always
-        plans by Algorithm 4), then fewer problems at the token cap, fewer with an
+        """``validate(model) -> score tuple`` on the domain's validation split, higher is better (a
+        dict of them, one per decoding strategy, under ``select_with: own``: each strategy keeps its
+        own checkpoint), in Section E2's order: coverage of the selection strategy (the encoder
+        always plans by Algorithm 4), then fewer problems that ended without the goal while every
+        action was well formed and applicable (the token cap, Section E2's second criterion, and
+        here also an ``<EOS>`` before the goal and a return to a visited state: counted nowhere, a
+        checkpoint that stops early outranked one that runs on to the cap), fewer with an
         inapplicable action, fewer with a malformed action, then (plan generators with validation
         reference plans) teacher-forced token accuracy and lower L_pred on a fixed batch of
         validation pairs (:func:`~planarena.methods.transformers.train.teacher_forced`). None
         without validation problems."""
+        from planarena.methods.transformers.decode import STRATEGIES
         from planarena.methods.transformers.train import teacher_forced
 
         problems = self._problems(domain, "validation")
         if not problems:
             return None
         batch = self._validation_batch(domain, seed, tokens)
-        strategy = "greedy" if self.arch == "encoder" else self.settings().select_with
+        select_with = self.settings().select_with
+        strategies = ("greedy",) if self.arch == "encoder" else STRATEGIES if select_with == "own" else (select_with,)
 
-        def validate(model) -> tuple:
+        def score(model, strategy: str) -> tuple:
             results = self._plan(model, tokens, problems, seed, [float("inf")] * len(problems), strategy)
             n = len(results)
             fail = [getattr(r, "failure", None) or r.reason or "" for r in results]
             solved = sum(r.outcome == "solved" for r in results) / n
-            capped = sum(("token_cap" in f) or ("horizon" in f) for f in fail) / n
+            stopped = sum(any(w in f for w in STOPPED) for f in fail) / n
             invalid = sum("inapplicable" in f for f in fail) / n
             malformed = sum("malformed" in f for f in fail) / n
-            if batch is None:
-                return (solved, -capped, -invalid, -malformed)
-            accuracy, loss = teacher_forced(model, batch)
-            return (solved, -capped, -invalid, -malformed, round(accuracy, 6), -round(loss, 6))
+            return (solved, -stopped, -invalid, -malformed)
+
+        def validate(model):
+            tf = () if batch is None else tuple(round(v, 6) * s for v, s in zip(teacher_forced(model, batch), (1, -1)))
+            scores = {s: score(model, s) + tf for s in strategies}
+            return scores if select_with == "own" and self.arch != "encoder" else next(iter(scores.values()))
 
         return validate
 
@@ -442,12 +456,21 @@ class SATr(Method):
                 res = train_heuristic(model, PairBatches(tokens, spaces), cfg, seed, validate)
             else:
                 res = train_generator(model, PlanBatches(self.arch, tokens, spaces), cfg, seed, validate)
+            select_with = self.settings().select_with
+            # one checkpoint per decoding strategy under `select_with: own` (model.<strategy>.pt)
+            own = {k: v for k, v in res.best.items() if k} if select_with == "own" else {}
             info = {"status": res.status, "steps_run": res.steps_run, "diverged_at": res.diverged_at,
                     "best_step": res.best_step, "best_score": list(res.best_score) if res.best_score else None,
                     "final_loss": res.losses[-1] if res.losses else None, "parameters": count_parameters(model),
                     **dfacts, "vocabulary": vocab, "checkpoint": res.state is not None,
-                    "selected_with": "heuristic guidance" if self.arch == "encoder" else self.settings().select_with}
-            save_unit(model_dir / domain / f"seed{seed}", res.state, info)
+                    "selected_with": "heuristic guidance" if self.arch == "encoder" else select_with,
+                    **({"selection": {k: {"best_step": step, "best_score": list(score)}
+                                      for k, (score, step, _) in own.items()}} if own else {}),
+                    "evaluations": res.evaluations}
+            out = model_dir / domain / f"seed{seed}"
+            save_unit(out, res.state, info)
+            for strategy, (_, _, state) in own.items():
+                torch.save({k: v.cpu() for k, v in state.items()}, out / f"model.{strategy}.pt")
             return {**info, "train_time_s": res.seconds}
 
         facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}",
@@ -481,7 +504,11 @@ class SATr(Method):
                 self._models[key] = failure
             else:
                 model, tokens = self._build(info["vocabulary"])
-                model.load_state_dict(torch.load(self.model_dir / domain / f"seed{seed}" / "model.pt", weights_only=True))
+                unit = self.model_dir / domain / f"seed{seed}"
+                own = unit / f"model.{self.decoding}.pt"   # this strategy's own checkpoint (select_with: own)
+                model.load_state_dict(torch.load(own if own.exists() else unit / "model.pt", weights_only=True))
+                if own.exists():
+                    info = {**info, **info.get("selection", {}).get(self.decoding, {})}
                 self._models[key] = (model.eval().double().to(self.settings().device), tokens, info)
         return self._models[key]
 

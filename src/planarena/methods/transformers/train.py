@@ -127,7 +127,11 @@ def divergence_step(losses: Sequence[float], window: int, spike: float, plateau:
 @dataclass
 class TrainResult:
     """``status``: ``ok`` or ``diverged`` (then ``diverged_at`` is the step); ``losses`` per step;
-    ``best_step`` and ``best_score`` of the kept checkpoint; ``state`` its weights."""
+    ``best_step`` and ``best_score`` of the kept checkpoint; ``state`` its weights. When the
+    validator scores several criteria (a dict, one per decoding strategy), ``best`` holds each
+    criterion's kept checkpoint, ``{key: (score, step, state)}``, and ``best_step`` /
+    ``best_score`` / ``state`` are those of the first key; ``evaluations`` lists every validation,
+    ``(step, {key: score})``."""
 
     status: str
     steps_run: int
@@ -137,6 +141,8 @@ class TrainResult:
     best_score: tuple | None = None
     state: dict | None = None
     seconds: float = 0.0
+    best: dict = field(default_factory=dict)
+    evaluations: list = field(default_factory=list)
 
 
 def fit(model, step_loss: Callable[[np.random.Generator], torch.Tensor], cfg: TrainConfig, seed: int,
@@ -144,10 +150,11 @@ def fit(model, step_loss: Callable[[np.random.Generator], torch.Tensor], cfg: Tr
     """Train ``model`` in place with ``step_loss(rng)`` (the loss of one freshly drawn batch); return
     the :class:`TrainResult` with the kept checkpoint's weights.
 
-    ``validate(model)`` returns a score tuple, higher is better (e.g. ``(coverage, -cap hits)``);
-    it runs every ``cfg.eval_every`` steps and at the end, and the best checkpoint is kept (ties:
-    the later one, which has trained longer). A diverged run stops at the divergence and keeps its
-    best checkpoint before it, if any; it never raises.
+    ``validate(model)`` returns a score tuple, higher is better (e.g. ``(coverage, -cap hits)``),
+    or a dict of them, one per criterion (e.g. per decoding strategy: each keeps its own best
+    checkpoint); it runs every ``cfg.eval_every`` steps and at the end, and the best checkpoint is
+    kept (ties: the later one, which has trained longer). A diverged run stops at the divergence
+    and keeps its best checkpoints before it, if any; it never raises.
     """
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -159,12 +166,17 @@ def fit(model, step_loss: Callable[[np.random.Generator], torch.Tensor], cfg: Tr
     def checkpoint(step: int) -> None:
         model.eval()
         with torch.no_grad():
-            score = validate(model) if validate else ()
+            scores = validate(model) if validate else ()
         model.train()
-        score = (*score, step) if validate else (step,)
-        if res.best_score is None or score >= res.best_score:
-            res.best_score, res.best_step = score, step
-            res.state = copy.deepcopy(model.state_dict())
+        scores = scores if isinstance(scores, dict) else {"": scores}
+        res.evaluations.append((step, {k: list(v) for k, v in scores.items()}))
+        state = None
+        for key, score in scores.items():
+            score = (*score, step)
+            if key not in res.best or score >= res.best[key][0]:
+                state = state if state is not None else copy.deepcopy(model.state_dict())
+                res.best[key] = (score, step, state)
+        res.best_score, res.best_step, res.state = res.best[next(iter(scores))]
 
     model.train()
     for step in range(cfg.steps):
@@ -186,8 +198,8 @@ def fit(model, step_loss: Callable[[np.random.Generator], torch.Tensor], cfg: Tr
                 break
         if validate and (step + 1) % cfg.eval_every == 0:
             checkpoint(step + 1)
-    if res.status == "ok":
-        checkpoint(res.steps_run)
+    if res.status == "ok" and not (res.evaluations and res.evaluations[-1][0] == res.steps_run):
+        checkpoint(res.steps_run)   # the last step, unless it was just validated
     res.seconds = round(time.perf_counter() - start, 3)
     return res
 
