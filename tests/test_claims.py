@@ -520,3 +520,42 @@ def test_claim_page_lists_schema_runs_with_n_s_n_c_n_sc_and_arities(tmp_path):
     v = evaluate(claim, records, instance_index([entry("blocks3", "schema-test", "p1")], records), seed=0)
     page = render_page(claim, v, {}, "abc", schema=rows)
     assert "| blocks3 | `names` | 5 | 2 | 2 | 2 | 1.000 | 1.000 | 1/5 | 13: move/3; 14: none" in page
+
+
+def test_claims_run_all_runs_each_passing_claim_as_an_executor_unit(tmp_path, monkeypatch):
+    """`claims run --all`: every claim file's power check first; a failing claim is skipped (named);
+    the others run as units of the executor, cheapest first, and their pages are written by the
+    calling process; a unit whose run fails is reported and fails the command, the others still land."""
+    from types import SimpleNamespace
+
+    from typer.testing import CliRunner
+
+    from planarena import cli
+    from planarena.claims import run as claims_run
+
+    folder = tmp_path / "claims"
+    folder.mkdir()
+    for name, minutes in (("cheap", 5), ("dear", 50), ("weak", 1), ("broken", 2)):
+        _write(folder, CLAIM.replace("cpu_minutes: 5", f"cpu_minutes: {minutes}"), name)
+    monkeypatch.setattr(claims_run, "DEFAULT_WORK", tmp_path / "work")
+    passes = lambda c, draws, seed=0: SimpleNamespace(passes=c.id != "weak", problems=["P(confirmed | paper) = 0.10"])  # noqa: E731
+    monkeypatch.setattr(cli, "_power", passes)
+    ran, pages = [], []
+
+    def fake_run(claim, work, echo=print):
+        ran.append(claim.id)
+        if claim.id == "broken":
+            raise RuntimeError("dvc repro failed: see run.log")
+        return 1.0
+
+    monkeypatch.setattr(claims_run, "run", fake_run)
+    monkeypatch.setattr(claims_run, "write_page", lambda c, ws, root, power=None, forced=False:
+                        pages.append((c.id, ws.name, forced)) or SimpleNamespace(verdict="confirmed"))
+    out = CliRunner().invoke(cli.app, ["claims", "run", "--all", "--folder", str(folder), "--jobs", "1"])
+    assert out.exit_code == 1, out.output
+    assert "claim weak: skipped, fails its power check" in out.output
+    assert ran == ["broken", "cheap", "dear"]                 # cheapest first; weak never ran
+    assert pages == [("cheap", "cheap", False), ("dear", "dear", False)]
+    assert "claim broken: run failed: dvc repro failed: see run.log" in out.output
+    bad = CliRunner().invoke(cli.app, ["claims", "run", "cheap", "--all", "--folder", str(folder)])
+    assert bad.exit_code == 2 and "name one claim id, or --all" in bad.output

@@ -372,16 +372,29 @@ def claims_check(
 
 @claims_app.command("run")
 def claims_run(
-    claim_id: str = typer.Argument(..., help="a claim id (the file name in claims/ without .yaml)"),
+    claim_id: Optional[str] = typer.Argument(None, help="a claim id (the file name in claims/ without .yaml)"),
     folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
     work: Optional[Path] = typer.Option(None, help="workspace (default ~/.cache/planarena/claims/<id>; a rerun resumes)"),
     force: bool = typer.Option(False, "--force", help="run although the power check fails (the page says so)"),
     draws: int = typer.Option(200, help="simulated runs per scenario of the power check"),
+    all_claims: bool = typer.Option(False, "--all", help="every registered claim that passes its power check "
+                                                         "(with --force: every claim), its claims as executor units"),
+    jobs: Optional[int] = typer.Option(None, help="with --all: claims run at once on this machine (default: the "
+                                                  "params' `jobs`; `executor` in params.yaml sends them to a "
+                                                  "scheduler or Slurm instead)"),
 ) -> None:
     """Check the claim's power, run its experiment in its own DVC workspace (resumable), then write
-    its verdict page and the records it reads under reports/claims/<id>/."""
+    its verdict page and the records it reads under reports/claims/<id>/. With --all, every
+    registered claim, resumable as one command: each claim is a unit of the executor
+    (docs/scaling.md), so a local cluster, a Dask scheduler or Slurm runs several at once."""
     from planarena.claims import run as claim_run
 
+    if all_claims == (claim_id is not None):
+        typer.echo("error: name one claim id, or --all", err=True)
+        raise typer.Exit(2)
+    if all_claims:
+        _run_all(folder, force, draws, jobs)
+        return
     c, ws = _claim_and_workspace(claim_id, folder, work)
     rep = _power(c, draws)
     if not rep.passes:
@@ -398,6 +411,47 @@ def claims_run(
         raise typer.Exit(1) from None
     v = claim_run.write_page(c, ws, Path("reports/claims"), power=rep, forced=not rep.passes)
     typer.echo(f"claim {c.id}: {v.verdict} (reports/claims/{c.id}/claim.md)")
+
+
+def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None:
+    """``claims run --all``: the power check of every claim file (a failing claim is skipped unless
+    ``force``), then the runnable claims as units of the executor configured by params.yaml's
+    ``jobs`` / ``executor``, cheapest first; each page is written here as its claim finishes.
+    Exit 1 when a claim's run failed."""
+    from planarena.claims import run as claim_run
+    from planarena.claims.spec import load_claims
+    from planarena.config import load_params
+    from planarena.core import executor
+
+    runnable, checks = [], {}
+    for c in load_claims(folder):
+        if c.is_measure and not force:
+            typer.echo(f"claim {c.id}: skipped (a measurement claim has no power check; run it alone with --force)")
+            continue
+        rep = _power(c, draws) if not c.is_measure else None
+        if rep is not None and not rep.passes and not force:
+            typer.echo(f"claim {c.id}: skipped, fails its power check ({'; '.join(rep.problems)})")
+            continue
+        runnable.append(c)
+        checks[c.id] = rep
+    runnable.sort(key=lambda c: (float(c.cost.get("cpu_minutes") or 0), c.id))
+    typer.echo(f"{len(runnable)} claim(s) to run: {', '.join(c.id for c in runnable)}")
+    params = load_params(claim_run.REPO / "params.yaml")
+    claim_run.DEFAULT_WORK.mkdir(parents=True, exist_ok=True)   # every worker must see it
+    executor.configure(executor.config_from_params(params, root=claim_run.DEFAULT_WORK))
+    units = [(str(c.source.resolve()), str(claim_run.DEFAULT_WORK / c.id)) for c in runnable]
+    failed = 0
+    for c, res in zip(runnable, executor.run_units(claim_run.run_unit, units, jobs=jobs, desc="claims")):
+        if not res["ok"]:
+            failed += 1
+            typer.echo(f"claim {c.id}: run failed: {res['error']}", err=True)
+            continue
+        rep = checks[c.id]
+        v = claim_run.write_page(c, claim_run.DEFAULT_WORK / c.id, Path("reports/claims"), power=rep,
+                                 forced=rep is None or not rep.passes)
+        typer.echo(f"claim {c.id}: {v.verdict} (reports/claims/{c.id}/claim.md)")
+    executor.shutdown()
+    raise typer.Exit(1 if failed else 0)
 
 
 @claims_app.command("report")

@@ -185,6 +185,23 @@ def run(claim: Claim, work: Path, echo=print) -> float:
     return seconds
 
 
+def run_unit(unit: tuple[str, str]) -> dict:
+    """One claim of ``planarena claims run --all`` as an executor unit (:mod:`planarena.core.executor`:
+    a local cluster's worker, a scheduler's or a Slurm job's): ``unit`` is ``(claim file, workspace)``,
+    both paths every worker sees. Runs the claim's ``dvc repro`` in its workspace (resumable:
+    finished stages are skipped) and returns ``{"claim", "ok", "wall_s"}`` or ``{"claim", "ok":
+    False, "error"}``: a failed run is an outcome, not a crash of the others. The page is written by
+    the calling process (:func:`write_page`), never by a worker."""
+    from planarena.claims.spec import load_claim
+
+    source, work = unit
+    claim = load_claim(Path(source))
+    try:
+        return {"claim": claim.id, "ok": True, "wall_s": round(run(claim, Path(work), echo=lambda _line: None), 1)}
+    except (RuntimeError, OSError, ConfigError) as exc:
+        return {"claim": claim.id, "ok": False, "error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+
+
 def _add_cost(work: Path, seconds: float, head: str) -> None:
     """Add one run's wall ``seconds`` to ``work/cost.json`` and record the commit it ran."""
     cost_file = work / "cost.json"
@@ -656,4 +673,4 @@ def mark_not_recomputable(claim: Claim, out_root: Path, power=None) -> dict:
 
 __all__ = ["DEFAULT_WORK", "NOT_RECOMPUTABLE", "claim_params", "largest_solved", "mark_not_recomputable",
            "measurements_of", "portable_params", "prepare", "provenance_lines", "published_check", "recompute_committed",
-           "render_page", "run", "schema_run_summary", "training_rows", "verdict_of", "write_page"]
+           "render_page", "run", "run_unit", "schema_run_summary", "training_rows", "verdict_of", "write_page"]
