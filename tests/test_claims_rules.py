@@ -237,6 +237,12 @@ def test_attempts_follow_supersedes(tmp_path):
     second = load_claim(_write(tmp_path, TWO_DOMAINS + "supersedes: first\n", "second"))
     assert pv.attempts(first, [first, second]) == (1, 2, ["first", "second"])
     assert pv.attempts(second, [first, second]) == (2, 2, ["first", "second"])
+    # the old page links forward to its successor, the new one back
+    from planarena.claims.run import provenance_lines
+
+    old_page, new_page = "\n".join(provenance_lines(first)), "\n".join(provenance_lines(second))
+    assert "**Superseded** by [`second`](../second/claim.md)" in old_page and "Supersedes" not in old_page
+    assert "Supersedes [`first`](../first/claim.md)" in new_page and "Superseded**" not in new_page
 
 
 @pytest.mark.parametrize("node, message", [

@@ -438,6 +438,9 @@ def provenance_lines(claim: Claim, power=None, forced: bool = False, source: str
     if claim.extra.get("supersedes"):
         lines.append(f"Supersedes [`{claim.extra['supersedes']}`](../{claim.extra['supersedes']}/claim.md), "
                      "whose page and verdict stay as they were.")
+    if k < n:
+        lines.append(f"**Superseded** by [`{chain[k]}`](../{chain[k]}/claim.md) (a new claim file with changed "
+                     "conditions); this page and its verdict stay as they were.")
     if forced:
         lines.append("**Run forced past a failed power check** (`claims run --force`): read the verdict with its table below.")
     if source:
