@@ -270,3 +270,114 @@ def test_max_train_caps_training_rows_only():
         assert [x.rows.tolist() for x in t.tests] == [x.rows.tolist() for x in full[key].tests]
     small = protocol_tasks(c, "interpolation", 13, max_train=10**6)
     assert [t.train_rows.tolist() for t in small] == [t.train_rows.tolist() for t in protocol_tasks(c, "interpolation", 13)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the untrained floors (Appendix D.6): the residual network at its initial weights, and the same
+# weights without the identity skip of Eq. 27 (`untrained: noskip`)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ["mlp", "hyper"])
+def test_noskip_network_is_the_same_weights_minus_the_identity_skip(arch):
+    """B.1.3, Eq. 27 (MLP) and Eq. 29 (hypernetwork, which adds z_s too): for one seed,
+    ``skip=False`` draws the same parameters and predicts exactly the residual prediction minus z_s."""
+    torch.manual_seed(7)
+    res = build_model(small_cfg(arch=arch), 24, 24).eval()
+    torch.manual_seed(7)
+    nos = build_model(small_cfg(arch=arch), 24, 24, skip=False).eval()
+    for (k, a), (k2, b) in zip(res.state_dict().items(), nos.state_dict().items()):
+        assert k == k2 and torch.equal(a, b), k
+    zs, za = torch.randn(9, 128), torch.randn(9, 128)
+    with torch.no_grad():
+        torch.testing.assert_close(nos.transition(zs, za), res.transition(zs, za) - zs)
+    # a model saved from a residual network loads into the skipless one (no extra state)
+    nos.load_state_dict(res.state_dict())
+
+
+def test_untrained_residual_floor_is_a_noisy_identity_and_noskip_ranks_at_chance():
+    """Why the untrained twin is far above chance, and that the `noskip` floor is not. On the
+    synthetic table successors lie next to their source state (as one action's effects leave most of
+    a state's sentences unchanged), so ranking candidates by closeness to z_s (the identity
+    predictor) is a strong heuristic. The residual network at random weights predicts
+    z_s + FFN(...) with ||FFN|| ~ ||z_s||: it inherits much of that heuristic. Without the skip the
+    same weights rank at chance (5/32 here), the level Appendix D.6 reports (5/128 = 3.9 %)."""
+    t = synthetic_table()
+    rows = np.arange(len(t))
+    pool, chance = 32, 5 / 32
+    hits = {"identity": [], "residual": [], "noskip": []}
+    for seed in range(6):
+        for kind in hits:
+            torch.manual_seed(seed)
+            model = build_model(small_cfg(), 24, 24, skip=kind != "noskip").eval()
+            if kind == "identity":
+                model.transition = lambda zs, za: zs  # z' = z_s in the same random projection
+            res = evaluate_rows(model, t, rows, pool_size=pool, distractors="problem", seed=seed)
+            hits[kind].append(hit_metrics(res)["hit@5"])
+    m = {k: float(np.mean(v)) for k, v in hits.items()}
+    assert m["identity"] > m["residual"] > chance + 0.2, m
+    assert abs(m["noskip"] - chance) < 0.05, m
+
+
+def test_noskip_floor_block_traits_validation_and_twins(tmp_path):
+    """`untrained: noskip` is a configured floor of the embedplan class (not a generated twin):
+    its traits name it, bad values are refused, and the twin generator leaves its block alone."""
+    from planarena.config import Layout
+    from planarena.methods import with_twins
+    from planarena.methods.embedplan.method import EmbedPlan, untrained_mode
+
+    params = {"embedplan": {"model": {}}, "evaluation": {"seeds": [0]}}
+    row = {"method": "embedplan", "arch": "mlp"}
+    noskip = {**row, "untrained": "noskip", "twin_of": "embedplan_mlp"}
+    t_res = EmbedPlan.report_traits({**row, "untrained": True, "twin_of": "embedplan_mlp"}, params)
+    t_nos = EmbedPlan.report_traits(noskip, params)
+    assert (t_res.role, t_res.twin_of, t_res.variant) == ("floor", "embedplan_mlp", "")  # the paper's floor
+    assert (t_nos.role, t_nos.twin_of, t_nos.budget) == ("floor", "embedplan_mlp", None)
+    assert "no skip" in t_nos.variant
+    assert EmbedPlan.twin_variants(row) == (True,) and EmbedPlan.twin_variants(noskip) == ()
+    assert untrained_mode(noskip) == "noskip" and untrained_mode({**row, "untrained": True}) is True
+    with pytest.raises(ValueError, match="untrained"):
+        untrained_mode({**row, "untrained": "paper"}, "x")
+    with pytest.raises(ValueError, match="arch mlp or hyper"):
+        untrained_mode({"arch": "identity", "untrained": "noskip"}, "x")
+    got = with_twins({**params, "methods": {"embedplan_mlp": row, "embedplan_mlp_noskip": noskip}})["methods"]
+    assert got["embedplan_mlp_noskip"] == noskip
+    assert got["embedplan_mlp_untrained"] == {**row, "untrained": True, "twin_of": "embedplan_mlp"}
+    # the method: nothing to train, a skipless network
+    m = EmbedPlan("embedplan_mlp_noskip", noskip, params, Layout(tmp_path / "data"))
+    assert m._untrained()
+    net = m._new_model(synthetic_corpus(n_domains=1), seed=0)
+    assert net.trans.skip is False
+    assert EmbedPlan("r", row, params, Layout(tmp_path / "data"))._new_model(synthetic_corpus(n_domains=1), 0).trans.skip
+
+
+def test_noskip_floor_records_rank_at_chance_and_the_twin_above(tmp_path, monkeypatch):
+    """Both floors through the method's train/evaluate path (untrained: no weights written) on a
+    synthetic corpus of 2 domains x 2 problems of 60 states (Extrapolation: within-problem pools of
+    60): the `noskip` records sit at their pools' random-ranker Hit@5, the residual twin's far above."""
+    from planarena.config import Layout
+    from planarena.methods.embedplan.method import EmbedPlan
+
+    t = synthetic_table(n_problems=4, states_per_problem=60, n_domains=2)
+    trans_problem = t.state_problem[t.s]
+    plans = [(pid, np.nonzero(trans_problem == pid)[0][:5]) for pid in range(4)]
+    corpus = Corpus(table=t, domains=["d0", "d1"], problems=[(f"d{p // 2}", f"p{p}") for p in range(4)],
+                    trans_problem=trans_problem, plans=plans)
+    monkeypatch.setattr(EmbedPlan, "_corpora", lambda self: iter([("fake", "fake", corpus)]))
+    params = {"embedplan": {"model": {"proj_hidden": 32, "proj_layers": 2, "hidden": 64}},
+              "evaluation": {"seeds": [0]}}
+    out = {}
+    for value in (True, "noskip"):
+        config = {"method": "embedplan", "arch": "mlp", "untrained": value, "twin_of": "embedplan_mlp",
+                  "protocols": ["extrapolation"], "seeds": list(range(4))}
+        m = EmbedPlan(f"floor_{value}", config, params, Layout(tmp_path / "data"))
+        m.train(tmp_path / str(value))
+        assert not list((tmp_path / str(value)).rglob("*.pt"))
+        m.load(tmp_path / str(value))
+        recs = [r["extra"] for r in m.pool_records(set(), "fp", {})]
+        assert len(recs) == 8 and all(("untrained" in x) == (value == "noskip") for x in recs)
+        out[value] = (np.mean([x["hit@5"] for x in recs]), np.mean([x["hit_chance@5"] for x in recs]))
+    (res, chance), (nos, chance2) = out[True], out["noskip"]
+    assert chance == chance2 == pytest.approx(5 / 60, abs=1e-5)  # records round to 6 places
+    assert res > chance + 0.15, out
+    assert abs(nos - chance) < 0.04, out

@@ -4,10 +4,13 @@ of its Appendix A.
 
 One registered class, ``embedplan``; params blocks choose the transition network
 (``arch: mlp | hyper``), the identity floor (``arch: identity``: z' = z_s in the sentence encoder's
-space, nothing to train) or the untrained floor (``untrained: true``: the same network with random
-weights, Appendix D.6). Data: the ACPBench-domain datasets (stage ``acp_data``) embedded by every
-encoder of ``acp.encoders`` (stage ``embed_acp``); protocols and seeds from the ``embedplan``
-params block. The method has no ``plan`` task: it enters the Hit@k leaderboard only.
+space, nothing to train) or an untrained floor (:data:`UNTRAINED_VALUES`): ``untrained: true``, the
+same residual network with random weights (Appendix D.6's words: "we evaluated the transition
+function with randomly initialized weights"; the generated twin), or ``untrained: noskip``, the same
+random weights without the identity skip ``z_s`` of Eq. 27 (near chance, the level Appendix D.6
+reports; configured, never generated). Data: the ACPBench-domain datasets (stage ``acp_data``)
+embedded by every encoder of ``acp.encoders`` (stage ``embed_acp``); protocols and seeds from the
+``embedplan`` params block. The method has no ``plan`` task: it enters the Hit@k leaderboard only.
 
 Train stage: for every (encoder, protocol, seed, task of :func:`planarena.protocols.pool.protocol_tasks`)
 one model, saved as ``<model_dir>/<encoder slug>/<protocol>/<train_key>/seed<k>.pt`` with its
@@ -24,10 +27,38 @@ from pathlib import Path
 
 from planarena.config import get
 from planarena.core.io import atomic_write_json, without_times
-from planarena.methods.base import Budget, Method, ReportTraits, row_config, twin_traits
+from planarena.methods.base import Budget, Method, ReportTraits, row_config, twin_traits, untrained_value
 from planarena.methods.units import lost_unit
 
 FAMILY = "embedplan-latent-transitions"
+
+#: the block's ``untrained`` values besides false (:func:`untrained_mode`): ``True``, the untrained
+#: twin (the residual network of Appendix B.1.3, Eq. 27, at its initial weights: what Appendix D.6
+#: says it evaluated), and ``"noskip"``, the same initial weights predicting without the identity skip
+#: (``z' = FFN([z_s; z_a])``), which ranks near chance (5/128 = 3.9 % Hit@5), the level D.6 and
+#: Table 4 report for the paper's untrained baseline. With the skip, random weights leave the
+#: prediction near the current state's own latent, a strong heuristic in the candidate pools, so the
+#: ``True`` twin scores well above chance (docs/papers/embedplan.md#two-untrained-floors).
+UNTRAINED_VALUES = (True, "noskip")
+#: what each untrained value is, as the report names it (``True``'s "" keeps it the paper's floor:
+#: the published columns set the paper's untrained row beside it)
+UNTRAINED_VARIANTS = {True: "", "noskip": "untrained, no skip (~chance, as D.6 reports)"}
+
+
+def untrained_mode(config: dict, name: str = "<row>") -> bool | str:
+    """The block's ``untrained`` value: False (a learned row, or the identity floor), True (the
+    residual network at its initial weights, Appendix D.6) or ``"noskip"`` (those weights without
+    the identity skip of Eq. 27; see :data:`UNTRAINED_VALUES`).
+
+    Raises:
+        ValueError: another value, or ``noskip`` with ``arch: identity`` (which has no skip to drop);
+            the message names the block.
+    """
+    value = untrained_value(config, name, UNTRAINED_VALUES)
+    if value == "noskip" and config.get("arch") == "identity":
+        raise ValueError(f"params: methods.{name}.untrained=noskip needs arch mlp or hyper (the identity floor "
+                         "has no skip connection to drop)")
+    return value
 
 
 #: Appendix B.2.3, Table 6 ("Max Epochs | 400", "Early Stopping Patience | 100"); its batch size
@@ -84,9 +115,11 @@ def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
 
 
 class EmbedPlan(Method):
-    """EmbedPlan residual-MLP / hypernetwork transition model, or its untrained floor.
+    """EmbedPlan residual-MLP / hypernetwork transition model, or one of its untrained floors.
 
-    Config (``methods.<name>``): ``arch`` (``mlp``/``hyper``), ``untrained`` (bool),
+    Config (``methods.<name>``): ``arch`` (``mlp``/``hyper``), ``untrained`` (``false``, ``true``: the
+    residual network at its initial weights, Appendix D.6; ``noskip``: those weights without the
+    identity skip of Eq. 27, near chance; :data:`UNTRAINED_VALUES`),
     ``model_params`` (overrides of ``embedplan.model``, see
     :class:`planarena.methods.embedplan.model.EmbedPlanConfig`), ``protocols`` (default ``embedplan.protocols``),
     ``seeds`` (default ``evaluation.seeds``).
@@ -104,7 +137,10 @@ class EmbedPlan(Method):
     @classmethod
     def twin_variants(cls, config: dict) -> tuple:
         """The untrained twin of a trained network (``arch: mlp | hyper``); none for the identity
-        floor or a twin (docs/concepts.md#untrained-twins)."""
+        floor or a twin (docs/concepts.md#untrained-twins). Only ``True`` is generated: the
+        ``noskip`` floor (:data:`UNTRAINED_VALUES`) is configured by its own block, e.g.
+        ``embedplan_mlp_noskip: {method: embedplan, arch: mlp, untrained: noskip, twin_of: embedplan_mlp}``
+        (a generated twin would need its own ``methods`` key in params.yaml for DVC's stages)."""
         shared_arch = config.get("arch", "mlp")
         if config.get("untrained") or config.get("twin_of") or shared_arch == "identity":
             return ()
@@ -113,10 +149,15 @@ class EmbedPlan(Method):
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
         """The untrained floor, or the trained network ``arch`` (picks the published column). The
-        untrained network is its row's twin (:func:`twin_traits`, ``twin_of`` from its block) and
-        the paper's own floor (no variant: the published columns set the paper's floor beside it)."""
+        untrained network is its row's twin (:func:`twin_traits`, ``twin_of`` from its block); with
+        ``untrained: true`` it is the paper's own floor by Appendix D.6's definition (no variant:
+        the published columns set the paper's floor beside it), with ``untrained: noskip`` the
+        variant :data:`UNTRAINED_VARIANTS` names (never raises: the stages report a bad value)."""
         if config.get("untrained"):
-            return twin_traits(cls.report_traits(row_config(config), params), str(config.get("twin_of") or ""), "")
+            value = config.get("untrained")
+            noskip = isinstance(value, str) and value.strip().lower() == "noskip"
+            return twin_traits(cls.report_traits(row_config(config), params), str(config.get("twin_of") or ""),
+                               UNTRAINED_VARIANTS["noskip" if noskip else True])
         shared = {**(get(params, "embedplan.model", {}) or {}), **(config.get("model_params") or {})}
         arch = config.get("arch", shared.get("arch", "mlp"))
         floor = bool(config.get("untrained")) or arch == "identity"
@@ -140,9 +181,14 @@ class EmbedPlan(Method):
         shared["arch"] = self.config.get("arch", shared.get("arch", "mlp"))
         return EmbedPlanConfig.from_dict(shared)
 
+    def _untrained_mode(self) -> bool | str:
+        """The block's ``untrained`` value (:func:`untrained_mode`, validated)."""
+        return untrained_mode({**self.config, "arch": self._cfg().arch}, self.name)
+
     def _untrained(self) -> bool:
-        """Nothing to train: the untrained floor (random weights) or the identity floor."""
-        return bool(self.config.get("untrained", False)) or self._cfg().arch == "identity"
+        """Nothing to train: an untrained floor (random weights, with or without the skip) or the
+        identity floor."""
+        return bool(self._untrained_mode()) or self._cfg().arch == "identity"
 
     def _protocols(self) -> list[str]:
         from planarena.protocols.pool import PROTOCOLS
@@ -170,13 +216,16 @@ class EmbedPlan(Method):
             yield enc, slug, build_corpus(self.layout.acp, self.layout.embeddings / "acp" / slug, domains)
 
     def _new_model(self, corpus, seed: int):
+        """The network at its initial weights for ``seed``; the ``noskip`` floor gets the same
+        weights and predicts without the identity skip (:func:`build_model`'s ``skip``)."""
         import torch
 
         from planarena.methods.embedplan.model import build_model
 
         torch.manual_seed(seed)
         d = corpus.table.state_emb.shape[1]
-        return build_model(self._cfg(), d, corpus.table.action_emb.shape[1])
+        return build_model(self._cfg(), d, corpus.table.action_emb.shape[1],
+                           skip=self._untrained_mode() != "noskip")
 
     # -- train -------------------------------------------------------------------------------
 
@@ -197,6 +246,8 @@ class EmbedPlan(Method):
         cfg = self._cfg()
         untrained = self._untrained()
         facts: dict = {"arch": cfg.arch, "untrained": untrained, "encoders": {}}
+        if self._untrained_mode() == "noskip":
+            facts["skip"] = False  # Eq. 27 without z_s (UNTRAINED_VALUES)
         times: dict[str, float] = {}
         params_count = None
         for enc, slug, corpus in self._corpora():
@@ -268,6 +319,7 @@ class EmbedPlan(Method):
         pool = int(get(self.params, "embedplan.pool_size", 128))
         pessimistic = bool(get(self.params, "embedplan.pessimistic_ties", False))
         untrained = self._untrained()
+        noskip = self._untrained_mode() == "noskip"
         facts = getattr(self, "_facts", {}) or {}
         for enc, slug, corpus in self._corpora():
             runs = ((facts.get("encoders") or {}).get(slug) or {}).get("runs") or {}
@@ -300,6 +352,7 @@ class EmbedPlan(Method):
 
                             return PoolModel(outcome, reason, rank, extra={
                                 "encoder": enc, "inputs": "state, action", "pool_size": pool,
+                                **({"untrained": "noskip"} if noskip else {}),
                                 **{k: run[k] for k in ("epochs", "best_epoch", "stopped") if k in run}})
 
                         yield from task_records(self, task, protocol, seed, slug, done, fingerprint, train_facts, load)

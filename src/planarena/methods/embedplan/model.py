@@ -10,6 +10,8 @@ and Appendix B.
 * Transition network (B.1.3): the residual MLP ``z' = z_s + FFN([z_s; z_a])`` (Eq. 27-28, the
   primary architecture) or the FiLM hypernetwork, which maps ``z_a`` to per-layer scale and shift
   vectors of an MLP over ``z_s`` (Eq. 29, Perez et al. FiLM) and also adds the residual ``z_s``.
+  ``build_model(..., skip=False)`` drops that identity term (``z' = FFN([z_s; z_a])``), with the same
+  parameters: only the untrained ``noskip`` floor uses it (see :func:`build_model`).
 * Loss (Eq. 3, B.2.2): ``L = L_state + lambda * L_action``. ``L_state`` is InfoNCE over the batch
   (Eq. 31): the prediction for transition i must be closer (cosine / temperature) to ``P_s(e(s'_i))``
   than to the other next states of the batch. ``L_action`` (Eq. 32): for up to ``K`` applicable ground
@@ -102,12 +104,21 @@ def _torch():
     return torch
 
 
-def build_model(cfg: EmbedPlanConfig, state_dim: int, action_dim: int):
+def build_model(cfg: EmbedPlanConfig, state_dim: int, action_dim: int, skip: bool = True):
     """The EmbedPlan network (projection heads + transition network) as a ``torch.nn.Module``.
 
     Args:
         cfg: hyperparameters.
         state_dim, action_dim: encoder widths of state and action embeddings.
+        skip: keep the identity skip ``z_s`` of the transition network (B.1.3, Eq. 27: "a residual
+            MLP that concatenates inputs and adds a skip connection", Section 3). ``False`` predicts
+            ``FFN([z_s; z_a])`` alone (for the hypernetwork ``W_out h_L``), with the *same*
+            parameters drawn in the same order, so for one seed the two predictions differ by
+            exactly ``z_s``. At random weights the skip makes the network a noisy identity
+            predictor (the current state's own latent; a successor differs from it by one action's
+            effects), which ranks far above chance in the candidate pools; without it the untrained
+            network sits near the chance level that Appendix D.6 reports for its untrained baseline
+            (3.9 % Hit@5 = 5/128). Ignored by ``arch: identity``.
 
     Returns:
         a module with ``project_state(e_s) -> (B, proj_dim)``, ``project_action(e_a)`` and
@@ -144,21 +155,25 @@ def build_model(cfg: EmbedPlanConfig, state_dim: int, action_dim: int):
         return nn.Sequential(*mods)
 
     class ResidualMLP(nn.Module):
-        """``z' = z_s + FFN([z_s; z_a])`` (Eq. 27-28)."""
+        """``z' = z_s + FFN([z_s; z_a])`` (Eq. 27-28); ``FFN([z_s; z_a])`` alone when ``skip`` is off."""
 
         def __init__(self):
             super().__init__()
+            self.skip = skip
             self.ffn = mlp(2 * cfg.proj_dim, cfg.hidden, cfg.layers, cfg.proj_dim, cfg.dropout)
 
         def forward(self, zs, za):
-            return zs + self.ffn(torch.cat([zs, za], dim=-1))
+            update = self.ffn(torch.cat([zs, za], dim=-1))
+            return zs + update if self.skip else update
 
     class FiLMHyper(nn.Module):
         """Hypernetwork: ``[gamma_l, beta_l]_l = H(z_a)``; ``h_l = (1 + gamma_l) * GELU(LN(W_l h_{l-1}))
-        + beta_l``; ``z' = z_s + W_out h_L`` (Eq. 29, FiLM conditioning)."""
+        + beta_l``; ``z' = z_s + W_out h_L`` (Eq. 29, FiLM conditioning); ``W_out h_L`` alone when
+        ``skip`` is off."""
 
         def __init__(self):
             super().__init__()
+            self.skip = skip
             self.inp = nn.Linear(cfg.proj_dim, cfg.hidden)
             self.hidden_layers = nn.ModuleList(nn.Linear(cfg.hidden, cfg.hidden) for _ in range(cfg.layers))
             self.norms = nn.ModuleList(nn.LayerNorm(cfg.hidden) for _ in range(cfg.layers))
@@ -172,7 +187,8 @@ def build_model(cfg: EmbedPlanConfig, state_dim: int, action_dim: int):
             for i, (lin, norm) in enumerate(zip(self.hidden_layers, self.norms)):
                 h = (1 + film[..., i, 0, :]) * nn.functional.gelu(norm(lin(h))) + film[..., i, 1, :]
                 h = self.drop(h)
-            return zs + self.out(h)
+            update = self.out(h)
+            return zs + update if self.skip else update
 
     class EmbedPlanNet(nn.Module):
         def __init__(self):
