@@ -327,3 +327,45 @@ def test_claim_page_shows_each_seeds_kept_checkpoint(tmp_path):
         [("greedy", 600, 0.7, 0.9), ("regrounding", 2800, 0.95, 0.1)]
     text = "\n".join(_training_lines(rows))
     assert "| `a` | d1 | 13 | regrounding | 3000 | 2800 | 0.050 | 0.950 | 0.100 | - |" in text
+
+
+def test_cells_on_instances_generated_for_the_claim_cannot_be_post_hoc(tmp_path):
+    """A confirm cell on a split the claim generates fresh (`suites.<suite>.generate`), or a Hit@k
+    cell when the claim's own seed generates the pool data, is on instances no earlier report can
+    hold: the post-hoc check does not count it, and the page says where the instances came from."""
+    from planarena.claims import provenance as pv
+    from planarena.claims.run import provenance_lines
+
+    text = """
+id: {id}
+paper: state-centric-transition-models
+where: Table 1
+claim: A beats B on fresh instances.
+experiment:
+  suite: satr
+  domains: [blocksworld, visitall]
+  methods: [a, b]
+  seeds: [13]
+  params:
+    suites: {{satr: {{generate: {{seed: 99, domains: {{blocksworld: {{sizes: {{extrapolation: [9]}}}}}}}}}}}}
+cost: {{cpu_minutes: 5}}
+gate:
+  - {{at_least: [a, 0.0], split: validation}}
+confirm:
+  all:
+    - {{better: [a, b], split: extrapolation, domain: blocksworld}}
+    - {{better: [a, b], split: extrapolation, domain: visitall}}
+    - {{better: [a, b], split: extrapolation}}
+refute:
+  - {{better: [b, a], split: extrapolation}}
+"""
+    claim = load_claim(_write(tmp_path, text, "fresh"))
+    fresh = pv.fresh_data(claim)
+    assert fresh == {"splits": {("blocksworld", "extrapolation")}, "hit": False, "seeds": [99]}
+    # blocksworld's extrapolation is fresh; visitall's, and both domains together, are not
+    assert [(s, d) for _, s, d in pv._cells(claim)] == [("extrapolation", "visitall"), ("extrapolation", None)]
+    assert "Test instances generated for this claim (seed 99), which no earlier report used: " \
+           "blocksworld/extrapolation." in "\n".join(provenance_lines(claim))
+    hit = load_claim(_write(tmp_path, TWO_DOMAINS.replace("methods: [a, b]", "methods: [a, b]\n  params: {{seed: 7}}"),
+                            "hit"))
+    assert pv.fresh_data(hit) == {"splits": set(), "hit": True, "seeds": [7]}

@@ -127,8 +127,42 @@ def registration(claim: Claim) -> Registration:
 
 
 def _cells(claim: Claim) -> list[tuple[list[str], str, str | None]]:
-    """``(methods, split or protocol, domain)`` of each confirm atom that compares or bounds a method."""
-    return [(list(a.methods), a.split, a.domain) for a in claim.confirm.atoms() if a.split]
+    """``(methods, split or protocol, domain)`` of each confirm atom that compares or bounds a method,
+    but those on instances generated for the claim (:func:`fresh_data`)."""
+    fresh = fresh_data(claim)
+    domains = [str(d).lower() for d in claim.experiment.get("domains") or []]
+    out = []
+    for a in claim.confirm.atoms():
+        if not a.split:
+            continue
+        if a.is_hit and fresh["hit"]:
+            continue
+        named = [a.domain.lower()] if a.domain else domains
+        if not a.is_hit and named and all((d, a.split) in fresh["splits"] for d in named):
+            continue
+        out.append((list(a.methods), a.split, a.domain))
+    return out
+
+
+def fresh_data(claim: Claim) -> dict:
+    """What the claim tests on instances generated for it, from its params overlay: ``splits``, the
+    ``(domain, split)`` pairs of ``suites.<suite>.generate`` (:func:`planarena.datasets.suites.fresh_splits`),
+    and ``hit``, True when the overlay sets its own top-level ``seed`` and the pool datasets are
+    generated (``acp.source: generated``, the default): every Hit@k protocol. ``seeds`` lists the seeds
+    that make them. No earlier report can hold a cell on such instances, as long as no report
+    committed before the claim's registration ran with that seed (:func:`posthoc` checks it)."""
+    from planarena.datasets.suites import fresh_splits
+
+    overlay = claim.experiment.get("params") or {}
+    suite = str(claim.experiment.get("suite") or "generated")
+    gen = ((overlay.get("suites") or {}).get(suite) or {}).get("generate")
+    splits = set(fresh_splits({"suites": overlay.get("suites") or {}}, suite)) if gen else set()
+    seeds = [int(gen["seed"])] if splits else []
+    acp_source = ((overlay.get("acp") or {}).get("source") or "generated")
+    hit = isinstance(overlay.get("seed"), int) and acp_source == "generated"
+    if hit:
+        seeds.append(int(overlay["seed"]))
+    return {"splits": splits, "hit": hit, "seeds": seeds}
 
 
 def posthoc(claim: Claim, reg: Registration | None = None) -> list[str]:
@@ -152,6 +186,12 @@ def posthoc(claim: Claim, reg: Registration | None = None) -> list[str]:
     suite = str(claim.experiment.get("suite") or "generated")
     domains = [str(d).lower() for d in claim.experiment.get("domains") or []]
     found = []
+    fresh_seeds = fresh_data(claim)["seeds"]
+    if fresh_seeds:   # a seed of the claim's fresh instances that an earlier run used: nothing is fresh
+        ran_with = "\n".join(_git("show", f"{parent}:{f}") for f in files if f.endswith("params.yaml")) + \
+            _git("show", f"{parent}:params.yaml")
+        if any(re.search(rf"\bseed:\s*{s}\b", ran_with) for s in fresh_seeds):
+            return [f"params of a report before the registration use the claim's data seed {fresh_seeds}"]
     for folder, paths in sorted(folders.items()):
         params = next((p for p in paths if p.endswith("params.yaml")), None)
         pages = [p for p in paths if p.endswith(".md")]

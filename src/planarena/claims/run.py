@@ -326,7 +326,7 @@ def largest_solved(claim: Claim, data: Measurements) -> list[dict]:
     for method in claim.methods:
         for domain in domains:
             per_seed = {seed: largest.get((method, domain, seed)) for seed in data.seeds.get(method, [])}
-            if per_seed:
+            if per_seed and data.index.get((domain, split)):   # a domain without problems there: no row
                 out.append({"method": method, "domain": domain, "split": split, "largest": per_seed,
                             "problems": len(data.index.get((domain, split), ()))})
     return out
@@ -428,6 +428,12 @@ def provenance_lines(claim: Claim, power=None, forced: bool = False, source: str
     if early:
         lines.append(f"**Post-hoc**: a report committed before the registration already held a cell of the confirm "
                      f"condition ({', '.join(early)}); the conditions were not written blind to these data.")
+    fresh = pv.fresh_data(claim)
+    if fresh["splits"] or fresh["hit"]:
+        what = ", ".join(f"{d}/{s}" for d, s in sorted(fresh["splits"])) + \
+            ("; every Hit@k protocol's pool data" if fresh["hit"] else "")
+        lines.append(f"Test instances generated for this claim (seed {', '.join(map(str, fresh['seeds']))}), which no "
+                     f"earlier report used: {what.lstrip('; ')}.")
     try:
         k, n, chain = pv.attempts(claim, load_claims(claim.source.parent))
     except ConfigError:
