@@ -241,8 +241,10 @@ def test_attempts_follow_supersedes(tmp_path):
     from planarena.claims.run import provenance_lines
 
     old_page, new_page = "\n".join(provenance_lines(first)), "\n".join(provenance_lines(second))
-    assert "**Superseded** by [`second`](../second/claim.md)" in old_page and "Supersedes" not in old_page
-    assert "Supersedes [`first`](../first/claim.md)" in new_page and "Superseded**" not in new_page
+    # neither has a page in reports/claims: the links go to the claim files
+    assert "**Superseded** by [`second`](../../../claims/second.yaml) (not run yet)" in old_page
+    assert "Supersedes [`first`](../../../claims/first.yaml)" in new_page
+    assert "Supersedes" not in old_page and "Superseded**" not in new_page
 
 
 @pytest.mark.parametrize("node, message", [

@@ -415,6 +415,14 @@ def _training_lines(rows: list[dict]) -> list[str]:
     return lines + [""]
 
 
+def _claim_link(claim_id: str) -> str:
+    """A link from one claim page to another claim: its page when it has one, else its claim file
+    (registered, not run)."""
+    if (REPO / "reports" / "claims" / claim_id / "claim.md").exists():
+        return f"[`{claim_id}`](../{claim_id}/claim.md)"
+    return f"[`{claim_id}`](../../../claims/{claim_id}.yaml) (not run yet)"
+
+
 def provenance_lines(claim: Claim, power=None, forced: bool = False, source: str = "") -> list[str]:
     """The page's provenance block: the registration commit, the post-hoc mark (from git history),
     the attempt number, the power check's table, whether the run was forced past a failed check,
@@ -439,14 +447,13 @@ def provenance_lines(claim: Claim, power=None, forced: bool = False, source: str
     except ConfigError:
         k, n, chain = 1, 1, [claim.id]
     if n > 1:
-        links = ", ".join(f"[`{c}`](../{c}/claim.md)" if c != claim.id else f"`{c}`" for c in chain)
+        links = ", ".join(_claim_link(c) if c != claim.id else f"`{c}`" for c in chain)
         lines.append(f"Attempt {k} of {n} at this paper claim ({links}).")
     if claim.extra.get("supersedes"):
-        lines.append(f"Supersedes [`{claim.extra['supersedes']}`](../{claim.extra['supersedes']}/claim.md), "
-                     "whose page and verdict stay as they were.")
+        lines.append(f"Supersedes {_claim_link(str(claim.extra['supersedes']))}, whose page and verdict stay as they were.")
     if k < n:
-        lines.append(f"**Superseded** by [`{chain[k]}`](../{chain[k]}/claim.md) (a new claim file with changed "
-                     "conditions); this page and its verdict stay as they were.")
+        lines.append(f"**Superseded** by {_claim_link(chain[k])} (a new claim file with changed conditions); this "
+                     "page and its verdict stay as they were.")
     if forced:
         lines.append("**Run forced past a failed power check** (`claims run --force`): read the verdict with its table below.")
     if source:
