@@ -62,8 +62,9 @@ def main() -> int:
         power = (f"{out['paper']['confirmed']:.2f} / {out['floor']['confirmed']:.2f}" if chk.get("simulated")
                  else "not simulated")
         check = "passes" if chk.get("passes") else "fails: " + "; ".join(chk.get("problems") or ["?"])
-        rows.append(f"| `{c.id}` | {c.paper} | {_verdict_cell(v)} | {power} | {check.replace('|', '\\|')} |")
-    sections = printed.replace("\n## ", "\n### ")
+        check = check.replace("|", "\\|")
+        rows.append(f"| `{c.id}` | {c.paper} | {_verdict_cell(v)} | {power} | {check} |")
+    sections = ("\n" + printed).replace("\n## ", "\n### ")
     sections = sections[sections.index("### "):] if "### " in sections else sections
     sections = "\n".join(ln for ln in sections.splitlines() if not ln.endswith("pass the power check")).strip()
     text = DOC.read_text()
