@@ -22,22 +22,11 @@ DOC = ROOT / "docs" / "claims.md"
 
 
 def _verdict_cell(v: dict) -> str:
-    if not v:
-        return "pre-registered, not run"
-    verdict = v.get("verdict", "?")
-    if verdict == "not recomputable":
-        prev = v.get("previous") or {}
-        cell = f"**not recomputable: records not kept** (its page said {prev.get('verdict')}, commit `{prev.get('commit')}`)" \
-            if prev else "**not recomputable: records not kept**"
-    else:
-        cell = f"**{verdict}**"
-        if len(v.get("domains") or {}) > 1:
-            cell += " (" + ", ".join(f"{d}: {x}" for d, x in v["domains"].items()) + ")"
-    if v.get("posthoc"):
-        cell += "; *post-hoc*"
-    if v.get("forced"):
-        cell += "; *forced*"
-    return cell
+    """The front page's verdict cell (:func:`planarena.report.sections.claims.verdict_line`), or
+    "pre-registered, not run" for a claim without a page."""
+    from planarena.report.sections.claims import verdict_line
+
+    return verdict_line(v) if v else "pre-registered, not run"
 
 
 def main() -> int:
