@@ -5,10 +5,16 @@ when there is no usable model.
 Used by the symmetry-aware transformers and the width-based R-GNN policies; the train stage's
 ``model_dir`` holds ``<domain>/seed<seed>/{model.pt, facts.json}`` and one ``facts.json`` with
 every unit's facts under ``domains.<domain>.seed<seed>``.
+
+A stage killed part-way loses no finished unit when the family passes ``keep`` (a folder outside
+the stage's DVC outputs, keyed by everything the training depends on): each unit is copied there as
+it finishes and the next run copies it back instead of training it again.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -16,11 +22,22 @@ from planarena.core.io import atomic_write_json
 from planarena.methods.base import Attempt
 
 
+#: A kept unit's facts (``keep`` of :func:`train_units`), written last: its presence marks the unit complete
+KEPT = "unit.json"
+
+
 def train_units(fit: Callable[[tuple[str, int]], dict], domains: Iterable[str], seeds: Iterable[int], jobs: int,
-                desc: str, device: str = "cpu") -> tuple[dict, dict]:
+                desc: str, device: str = "cpu", model_dir: Path | None = None,
+                keep: Path | None = None) -> tuple[dict, dict]:
     """Run ``fit((domain, seed))`` for every pair on the executor's workers
     (:func:`planarena.core.executor.run_units`; ``device``: the units' torch device param, so a
     ``cuda`` unit goes to a worker with a GPU).
+
+    With ``model_dir`` and ``keep`` (both folders, ``fit`` writing its unit under
+    ``model_dir/<domain>/seed<seed>``), every finished unit is copied to ``keep/<domain>/seed<seed>``
+    with its facts in ``unit.json``; a unit found there is copied back into ``model_dir`` and not
+    trained again (a killed stage resumes; a unit's training depends on its seed alone, so the
+    result is the one a fresh run gives). ``keep`` must be keyed by everything training reads.
 
     ``fit`` returns the unit's facts (JSON-able), optionally with ``train_time_s``. A unit whose
     worker kept dying gets the facts ``{"status": "error", "reason": ...}`` (no checkpoint:
@@ -37,11 +54,42 @@ def train_units(fit: Callable[[tuple[str, int]], dict], domains: Iterable[str], 
     units = [(d, s) for d in domains for s in seeds]
     facts: dict = {"domains": {d: {} for d in domains}}
     times: dict[str, float | None] = {}
-    for (domain, seed), info in zip(units, run_units(fit, units, jobs=jobs, desc=desc, device=device,
-                                                        on_failure=lost_unit)):
+    kept: dict = {}
+    if model_dir is not None and keep is not None:
+        for domain, seed in units:
+            src = Path(keep) / domain / f"seed{seed}"
+            if (src / KEPT).exists():
+                shutil.copytree(src, Path(model_dir) / domain / f"seed{seed}", dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns(KEPT))
+                kept[(domain, seed)] = json.loads((src / KEPT).read_text())
+        fit = _keeping(fit, Path(model_dir), Path(keep))
+    todo = [u for u in units if u not in kept]
+    done = dict(zip(todo, run_units(fit, todo, jobs=jobs, desc=desc, device=device, on_failure=lost_unit)))
+    for domain, seed in units:
+        info = dict(kept.get((domain, seed)) or done[(domain, seed)])
         times[f"{domain}/seed{seed}"] = info.pop("train_time_s", None)
         facts["domains"][domain][f"seed{seed}"] = info
     return facts, times
+
+
+def _keeping(fit: Callable[[tuple[str, int]], dict], model_dir: Path, keep: Path) -> Callable:
+    """``fit`` that copies its finished unit from ``model_dir`` to ``keep`` (atomically: a folder
+    renamed into place, ``unit.json`` inside it) before returning its facts."""
+    def fit_and_keep(unit: tuple[str, int]) -> dict:
+        info = fit(unit)
+        domain, seed = unit
+        src, dst = model_dir / domain / f"seed{seed}", keep / domain / f"seed{seed}"
+        tmp = dst.with_name(dst.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        if src.exists():
+            shutil.copytree(src, tmp)
+        else:
+            tmp.mkdir(parents=True)
+        atomic_write_json(tmp / KEPT, info, default=float)
+        shutil.rmtree(dst, ignore_errors=True)
+        tmp.rename(dst)
+        return info
+    return fit_and_keep
 
 
 def lost_unit(unit, reason: str) -> dict:

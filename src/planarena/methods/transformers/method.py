@@ -473,8 +473,10 @@ class SATr(Method):
                 torch.save({k: v.cpu() for k, v in state.items()}, out / f"model.{strategy}.pt")
             return {**info, "train_time_s": res.seconds}
 
+        # finished units wait in <cache>.units until every unit is done (a killed stage resumes there)
+        units = cache.with_name(cache.name + ".units")
         facts, times = train_units(fit, self.ps.domains, self.seeds(), self.jobs, f"train {self.name}",
-                                   device=self.unit_device())
+                                   device=self.unit_device(), model_dir=model_dir, keep=units)
         atomic_write_json(model_dir / "facts.json", facts, default=float)
         tmp = cache.with_name(cache.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -483,6 +485,7 @@ class SATr(Method):
         atomic_write_json(tmp / TIMES, timing)
         shutil.rmtree(cache, ignore_errors=True)
         tmp.rename(cache)
+        shutil.rmtree(units, ignore_errors=True)
         return {"trained": True, "models": _statuses(facts), **timing}
 
     def load(self, model_dir: Path) -> None:
