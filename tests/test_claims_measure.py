@@ -152,3 +152,77 @@ def test_lookahead_cost_measures_each_side_on_fresh_parses(tmp_path):
     with pytest.raises(ValueError, match="test-giant"):
         list(lookahead_cost(params, ["iw"], {"splits": ["test-giant"]}, set()))
     assert spread(list(range(10)), 4) == [0, 3, 6, 9] and spread([1, 2], 5) == [1, 2]
+
+
+PAIRS = """
+id: {id}
+paper: symmetry-aware-transformers
+where: Section 6
+claim: The contrastive loss gives lower validation losses.
+experiment:
+  measure: test_claims_measure:fake_measure
+  units: seed pairs
+  domains: [d]
+  methods: [cl, nocl, init]
+cost: {{cpu_minutes: 1}}
+power:
+  units: 12
+  paper: {{lower: {{cl: {{nocl: P_PAPER, init: 1.0}}}}}}
+  floor: {{lower: {{cl: {{nocl: 0.5, init: 1.0}}}}}}
+gate:
+  - {{lower_in_most: [cl, init], metric: val_loss}}
+confirm:
+  - {{lower_in_most: [cl, nocl], metric: val_loss}}
+refute:
+  - {{lower_in_most: [nocl, cl], metric: val_loss}}
+"""
+
+
+def _pair_rows(lower: int, higher: int, diverged: int = 0) -> list[dict]:
+    """Seed pairs: ``cl`` lower on ``lower`` seeds, higher on ``higher``, and ``nocl`` diverged
+    (not completed) on ``diverged`` more; the initial weights above both everywhere."""
+    rows = []
+    for i in range(lower + higher + diverged):
+        cl = 1.0 if i < lower or i >= lower + higher else 3.0
+        nocl = 2.0
+        for side, v, ok in (("cl", cl, True), ("nocl", nocl, i < lower + higher), ("init", 5.0, True)):
+            rows.append({"domain": "d", "split": "validation", "problem": f"seed{i}", "objects": 0, "side": side,
+                         "completed": ok, "values": {"val_loss": v} if ok else {"steps": 10}})
+    return rows
+
+
+def test_sign_test_over_seed_pairs_counts_directions_and_diverged_runs(tmp_path):
+    claim = _claim(tmp_path, PAIRS.replace("P_PAPER", "0.889"), name="cl-lower")
+    # 9 of 12 lower: one-sided sign test p = 0.073, not enough
+    assert measure.evaluate(claim, _pair_rows(9, 3)).verdict == "inconclusive"
+    # 10 of 12 lower (p = 0.019): confirmed; a diverged run without the loss counts as the higher loss
+    assert measure.evaluate(claim, _pair_rows(10, 2)).verdict == "confirmed"
+    v = measure.evaluate(claim, _pair_rows(8, 2, diverged=2))
+    assert v.verdict == "confirmed"
+    line = v.results["confirm"][0].describe()
+    assert "sign: A lower on 10, higher on 2 of 12 seed pairs" in line and "(one-sided)" in line, line
+    # the reverse direction refutes
+    assert measure.evaluate(claim, _pair_rows(2, 10)).verdict == "refuted"
+
+
+def test_measurement_power_check_simulates_the_declared_pair_rates(tmp_path):
+    from planarena.claims import measure_power
+
+    rep = measure_power.check(_claim(tmp_path, PAIRS.replace("P_PAPER", "0.889"), name="cl-lower"), draws=300)
+    assert rep.simulated and rep.passes, rep.table()
+    # the exact binomial values: P(X >= 10 | 12, 0.889) = 0.86, P(X >= 10 | 12, 0.5) = 0.019
+    assert abs(rep.p("paper", "confirmed") - 0.86) < 0.07 and rep.p("floor", "confirmed") < 0.06
+    weak = measure_power.check(_claim(tmp_path, PAIRS.replace("P_PAPER", "0.7"), name="cl-lower"), draws=300)
+    assert not weak.passes and "P(confirmed | paper)" in weak.problems[0]
+    # no declared model: not simulated, so `claims run` needs --force
+    bare = _claim(tmp_path, PAIRS.replace("P_PAPER", "0.889").replace("  units: 12\n", ""), name="cl-lower")
+    assert not measure_power.check(bare, draws=10).simulated
+
+
+def test_measurement_power_rejects_contradicting_pairs(tmp_path):
+    from planarena.claims import measure_power
+
+    text = PAIRS.replace("P_PAPER", "0.889").replace("{{cl: {{nocl: 0.889, init: 1.0}}}}",
+                                                   "{{cl: {{nocl: 0.889, init: 0.9}}, nocl: {{init: 0.1}}}}")
+    with pytest.raises(ValueError, match="contradict"):
+        measure_power.check(_claim(tmp_path, text, name="cl-lower"), draws=10)

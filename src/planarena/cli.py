@@ -332,9 +332,12 @@ def _claim_and_workspace(claim_id: str, folder: Path, work: Optional[Path]):
 
 
 def _power(c, draws: int, seed: int = 0):
-    """The claim's power check at its workspace params (:mod:`planarena.claims.power`)."""
-    from planarena.claims import power, run as claim_run
+    """The claim's power check at its workspace params (:mod:`planarena.claims.power`; a measurement
+    claim's: :mod:`planarena.claims.measure_power`)."""
+    from planarena.claims import measure_power, power, run as claim_run
 
+    if c.is_measure:
+        return measure_power.check(c, draws=draws, seed=seed)
     params = claim_run.claim_params(c, Path(claim_run.REPO / "params.yaml").read_text(), check_methods=not c.is_measure)
     return power.check(c, params, draws=draws, seed=seed)
 

@@ -8,7 +8,8 @@ row per (problem, side), ``{"domain", "split", "problem", "objects", "side", "co
 are the project's params with the claim's overlay (:func:`planarena.claims.run.claim_params`),
 ``sides`` the claim's ``experiment.methods``, ``args`` its ``experiment.args``. The rows go to
 ``<workspace>/measurements.jsonl`` as they come (a rerun resumes) and beside the verdict
-(``reports/claims/<id>/measurements.jsonl``: the page regenerates from it).
+(``reports/claims/<id>/measurements.jsonl``: the page regenerates from it). ``experiment.units``
+names what a row's ``problem`` is when it is not a problem (e.g. ``seed pairs``).
 
 Atoms (:data:`planarena.claims.spec.MEASURE_ATOMS`), over the problems both sides measured (a side
 that did not complete within its limit counts as larger than any completed value):
@@ -16,6 +17,11 @@ that did not complete within its limit counts as larger than any completed value
 * ``lower: [A, B]``: A's metric is lower than B's, Wilcoxon signed-rank test on log values (ties
   dropped; not completed = +inf, so it ranks largest), Holm-corrected over the block's ``lower``
   atoms at the claim's alpha;
+* ``lower_in_most: [A, B]``: A's metric is lower than B's on more units than chance: the exact
+  one-sided sign test (binomial, p = 1/2, ties dropped; not completed = +inf, so a diverged run
+  counts as the higher value), in the same Holm family as ``lower``. For paired runs whose
+  magnitudes do not compare across units (e.g. seeds trained with and without a loss term,
+  SATr Table E.2): only the direction of each pair counts;
 * ``ratio_at_most: [A, B, x]`` / ``ratio_at_least``: the geometric mean of A / B over the problems
   both completed, with a percentile bootstrap 95 % interval over those problems; holds when the
   whole interval is at or below / at or above x;
@@ -49,7 +55,8 @@ from planarena.core.io import atomic_write_text, read_jsonl
 ROWS = "measurements.jsonl"
 #: The page's line on how the measurement atoms are tested.
 RULE = ("Measurement atoms: `lower` is the Wilcoxon signed-rank test on the per-problem log ratio (a side "
-        "past its limit ranks largest), Holm-corrected within a block; `ratio_*` compare the 95 % bootstrap "
+        "past its limit ranks largest), `lower_in_most` the exact one-sided sign test over the paired units, "
+        "both Holm-corrected within a block; `ratio_*` compare the 95 % bootstrap "
         "interval of the geometric-mean ratio over the problems both sides completed with the threshold; "
         "`ratio_falls_with` is Spearman's one-sided rank correlation of log ratio and objects.")
 
@@ -113,8 +120,9 @@ class MeasureResult:
         if self.test is not None:
             p = stats.format_p(self.p if self.p is not None else self.test.p)
             extra = (f"; {self.test.test}: A lower on {self.test.b_better}, higher on {self.test.a_better} of "
-                     f"{self.test.n} problems, {'Holm ' if self.p is not None else ''}{p}"
-                     if self.test.test == "wilcoxon" else
+                     f"{self.test.n} {self.units}, {'Holm ' if self.p is not None else ''}{p}"
+                     f"{' (one-sided)' if self.test.test == 'sign' else ''}"
+                     if self.test.test in ("wilcoxon", "sign") else
                      f"; {self.test.test}: weighted rho {self.test.diff:+.2f} over {self.test.n} problems in "
                      f"{self.test.b_better} domains, Stouffer one-sided {p}")
         if self.gap is not None:
@@ -188,6 +196,13 @@ def _measure(atom: Atom, rows: list[dict], seed: int):
         # diff: the median log ratio A / B (negative: A lower)
         test = stats.PairedTest("wilcoxon", len(d), int((d > 0).sum()), int((d < 0).sum()),
                                 float(np.median(d)) if d.size else math.nan, p)
+    elif atom.kind == "lower_in_most":
+        lower = sum(_value(a[k], atom.metric) < _value(b[k], atom.metric) for k in common)
+        higher = sum(_value(a[k], atom.metric) > _value(b[k], atom.metric) for k in common)
+        p = float(sstats.binomtest(lower, lower + higher, 0.5, alternative="greater").pvalue) if lower + higher else 1.0
+        # diff: the share of the untied units on which A is lower, minus one half (positive: A lower)
+        test = stats.PairedTest("sign", len(common), higher, lower,
+                                lower / (lower + higher) - 0.5 if lower + higher else math.nan, p)
     elif atom.kind == "ratio_falls_with":
         test, note = falls_within_domains(atom, a, both, logs)
         return sides, test, ratio, None, note
@@ -238,7 +253,7 @@ def evaluate(claim: Claim, rows: list[dict], seed: int = 0):
         cond = getattr(claim, name)
         atoms = cond.atoms()
         measured = [_measure(a, rows, seed) for a in atoms]
-        family = set(holm_family(cond, ("lower",)))
+        family = set(holm_family(cond, ("lower", "lower_in_most")))
         lower = [i for i, a in enumerate(atoms) if a in family]
         adjusted = dict(zip(lower, stats.holm([measured[i][1].p for i in lower])))
         out = []
@@ -247,6 +262,8 @@ def evaluate(claim: Claim, rows: list[dict], seed: int = 0):
                 holds = not math.isnan(frac) and frac >= a.threshold
             elif a.kind == "lower":
                 holds = test.diff < 0 and adjusted.get(i, test.p) < claim.alpha
+            elif a.kind == "lower_in_most":
+                holds = test.diff > 0 and adjusted.get(i, test.p) < claim.alpha
             elif a.kind == "ratio_falls_with":
                 if a.in_domains is not None:
                     holds = test.a_better >= a.in_domains
@@ -259,7 +276,8 @@ def evaluate(claim: Claim, rows: list[dict], seed: int = 0):
                 holds = ratio.high <= a.threshold
             else:
                 holds = ratio.low >= a.threshold
-            out.append(MeasureResult(a, bool(holds), sides, test, adjusted.get(i), ratio, note=note))
+            out.append(MeasureResult(a, bool(holds), sides, test, adjusted.get(i), ratio,
+                                     units=str(claim.experiment.get("units") or "problems"), note=note))
         results[name] = out
         blocks[name] = _evaluate(cond, {r.atom: r.holds for r in out})
     return Verdict(claim.id, decide(blocks), blocks, results)

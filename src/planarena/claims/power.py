@@ -23,7 +23,8 @@ the others find hard too, and its seeds are not independent draws.
 
 ``planarena claims run`` refuses a claim with P(confirmed | paper) < :data:`MIN_POWER` or
 P(confirmed | floor) > :data:`MAX_FLOOR_CONFIRM` unless forced; a forced run's page says so.
-Measurement claims (:mod:`planarena.claims.measure`) have no rate model: their check says so.
+Measurement claims (:mod:`planarena.claims.measure`) have no published rates: their model is declared
+in the claim file and simulated by :mod:`planarena.claims.measure_power`.
 """
 
 from __future__ import annotations
@@ -369,7 +370,7 @@ def check(claim: Claim, params: dict, draws: int = DRAWS, seed: int = 0) -> Powe
     retired = sorted({a.kind for b in BLOCKS for a in getattr(claim, b).atoms() if a.kind in RETIRED})
     if claim.is_measure:
         return PowerReport(claim.id, 0, {}, {}, [], Design(), [
-            "a measurement claim has no rate model to simulate; its run needs --force"], simulated=False)
+            "a measurement claim: planarena.claims.measure_power.check simulates it"], simulated=False)
     design = design_of(claim, params)
     icc = float((claim.extra.get("power") or {}).get("icc", ICC))
     outcome, gate, assumed = {}, {}, []

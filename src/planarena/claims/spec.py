@@ -82,12 +82,14 @@ RETIRED = ("not_better",)
 #: per-problem values of its sides: ``{lower: [A, B], metric: M}``, ``{ratio_at_most: [A, B, x],
 #: metric: M}`` / ``ratio_at_least``, ``{ratio_falls_with: [A, B], metric: M}`` (against the
 #: problems' ``objects``, stratified by domain; ``in_domains: k``: falls in at least k of the
-#: domains where it can be measured) and ``{completed_at_least: [A, x]}``; ``split`` / ``domain``
-#: optional.
-MEASURE_ATOMS = ("lower", "ratio_at_most", "ratio_at_least", "ratio_falls_with", "completed_at_least")
+#: domains where it can be measured), ``{lower_in_most: [A, B], metric: M}`` (A lower on more units
+#: than chance: the exact one-sided sign test, for paired runs such as seeds with and without a
+#: loss term) and ``{completed_at_least: [A, x]}``; ``split`` / ``domain`` optional.
+MEASURE_ATOMS = ("lower", "lower_in_most", "ratio_at_most", "ratio_at_least", "ratio_falls_with",
+                 "completed_at_least")
 #: Measurement kinds taking a threshold, and those comparing two sides.
 MEASURE_THRESHOLD = ("ratio_at_most", "ratio_at_least", "completed_at_least")
-MEASURE_PAIRED = ("lower", "ratio_at_most", "ratio_at_least", "ratio_falls_with")
+MEASURE_PAIRED = ("lower", "lower_in_most", "ratio_at_most", "ratio_at_least", "ratio_falls_with")
 #: Metrics over the runs of a schema-learning method (one ``learn_schema`` record per run).
 RUN_METRICS = ("sound_complete", "sound", "complete", "trained")
 #: Metrics of an atom: coverage, Hit@k of the candidate-pool protocols, or a schema-run metric.

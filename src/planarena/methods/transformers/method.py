@@ -116,6 +116,42 @@ STOPPED = ("token_cap", "horizon", "eos_before_goal", "cycle")
 TRAIN_DEFAULTS = {"steps": 600, "batch": 32}
 
 
+def vocabulary(domain_file, problem_file, spaces, max_objects: int) -> dict:
+    """The JSON-able vocabulary of a domain: predicates and their largest arity, action schemas (from
+    ``problem_file``'s domain), the object types of every training space ``spaces`` (PlanGPT's type
+    tokens) and ``max_objects`` (the object-name tokens, Section 4)."""
+    from planarena.methods.transformers.plangpt import object_types
+
+    dom = load_problem(str(domain_file), str(problem_file)).get_domain()
+    preds = sorted({(p.get_name(), p.get_arity()) for p in dom.get_predicates()})
+    return {"predicates": [p for p, _ in preds], "max_arity": max((a for _, a in preds), default=0),
+            "actions": sorted(a.get_name().lower() for a in dom.get_actions()),
+            "types": sorted({t for sp in spaces for t in object_types(sp.objects, sp.static).values()}),
+            "max_objects": int(max_objects)}
+
+
+def build_model(arch: str, vocab: dict, model_cfg: dict):
+    """``(model, tokens)`` of ``arch`` (``encoder``, ``encdec``, ``plangpt``) for ``vocab``
+    (:func:`vocabulary`) and the ``transformers.model`` params ``model_cfg``; the weights are drawn
+    from torch's global generator (seed it first for reproducible initial weights)."""
+    from planarena.methods.transformers.decoders import PlanGPT, PlanGPTConfig, SATrEncDec
+    from planarena.methods.transformers.model import EncoderConfig, SATrEncoder
+    from planarena.methods.transformers.plangpt import PlanGPTVocabulary
+    from planarena.methods.transformers.tokens import ActionVocabulary, AtomVocabulary
+
+    m = vocab["max_objects"]
+    if arch == "plangpt":
+        v = PlanGPTVocabulary(tuple(vocab["predicates"]), tuple(vocab["actions"]), tuple(vocab["types"]), m)
+        cfg = {k: model_cfg[k] for k in ("d", "layers", "heads", "ff", "k", "dropout", "max_positions") if k in model_cfg}
+        return PlanGPT(v.size, PlanGPTConfig(**cfg)), v
+    atoms = AtomVocabulary(tuple(vocab["predicates"]), int(vocab["max_arity"]), m)
+    cfg = EncoderConfig(**{k: v for k, v in model_cfg.items() if k != "max_positions"})
+    if arch == "encoder":
+        return SATrEncoder(atoms.size, atoms.width, cfg), atoms
+    actions = ActionVocabulary(tuple(vocab["actions"]), m)
+    return SATrEncDec(atoms.size, atoms.width, actions.size, cfg), (atoms, actions)
+
+
 def _budget(arch: str, params: dict) -> Budget:
     """The budget of the one model that every decoding row of (arch, loss) shares: optimisation
     steps x batch of ``transformers.train`` updated by ``transformers.by_arch.<arch>.train``."""
@@ -248,38 +284,14 @@ class SATr(Method):
 
     # -- models ----------------------------------------------------------------------------------
     def _vocabulary(self, domain: str, spaces) -> dict:
-        """The JSON-able vocabulary of ``domain`` (the first training problem's domain, the object
-        types of every training problem for PlanGPT)."""
-        from planarena.methods.transformers.plangpt import object_types
-
-        first = load_problem(str(self.ps.domain_file(domain)),
-                             str(self.ps.problem_file(self.ps.select(domain=domain, split="train")[0])))
-        dom = first.get_domain()
-        preds = sorted({(p.get_name(), p.get_arity()) for p in dom.get_predicates()})
-        return {"predicates": [p for p, _ in preds], "max_arity": max((a for _, a in preds), default=0),
-                "actions": sorted(a.get_name().lower() for a in dom.get_actions()),
-                "types": sorted({t for sp in spaces for t in object_types(sp.objects, sp.static).values()}),
-                "max_objects": self.settings().max_objects}
+        """The JSON-able vocabulary of ``domain`` (:func:`vocabulary`; its first training problem)."""
+        return vocabulary(self.ps.domain_file(domain),
+                          self.ps.problem_file(self.ps.select(domain=domain, split="train")[0]), spaces,
+                          self.settings().max_objects)
 
     def _build(self, vocab: dict):
-        """``(model, tokens)`` of this architecture for ``vocab`` (:meth:`_vocabulary`)."""
-        from planarena.methods.transformers.decoders import PlanGPT, PlanGPTConfig, SATrEncDec
-        from planarena.methods.transformers.model import EncoderConfig, SATrEncoder
-        from planarena.methods.transformers.plangpt import PlanGPTVocabulary
-        from planarena.methods.transformers.tokens import ActionVocabulary, AtomVocabulary
-
-        m = vocab["max_objects"]
-        model_cfg = self.settings().model
-        if self.arch == "plangpt":
-            v = PlanGPTVocabulary(tuple(vocab["predicates"]), tuple(vocab["actions"]), tuple(vocab["types"]), m)
-            cfg = {k: model_cfg[k] for k in ("d", "layers", "heads", "ff", "k", "dropout", "max_positions") if k in model_cfg}
-            return PlanGPT(v.size, PlanGPTConfig(**cfg)), v
-        atoms = AtomVocabulary(tuple(vocab["predicates"]), int(vocab["max_arity"]), m)
-        cfg = EncoderConfig(**{k: v for k, v in model_cfg.items() if k != "max_positions"})
-        if self.arch == "encoder":
-            return SATrEncoder(atoms.size, atoms.width, cfg), atoms
-        actions = ActionVocabulary(tuple(vocab["actions"]), m)
-        return SATrEncDec(atoms.size, atoms.width, actions.size, cfg), (atoms, actions)
+        """``(model, tokens)`` of this architecture for ``vocab`` (:func:`build_model`)."""
+        return build_model(self.arch, vocab, self.settings().model)
 
     def _training_data(self, domain: str) -> tuple[list, dict]:
         """Training spaces of ``domain`` and their facts: every train problem's full state space,
@@ -617,4 +629,4 @@ def _statuses(facts: dict) -> dict:
     return {d: {k: v.get("status") for k, v in f.items()} for d, f in facts.get("domains", {}).items()}
 
 
-__all__ = ["ARCHS", "FAMILY", "SATr", "Settings"]
+__all__ = ["ARCHS", "FAMILY", "SATr", "Settings", "build_model", "vocabulary"]
