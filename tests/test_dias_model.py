@@ -346,7 +346,7 @@ def test_names_only_learns_toggle():
     """Action names only, one slot per action (= the true arity; with more slots than the arity the
     spare slot's activation needs far more steps than a unit test affords to settle)."""
     vocab, data, args = toggle_domain(n=4, slots=1)
-    cfg = DiasConfig(observation="names", slots=1, d=16, layers=2, batch=32, steps=250, eval_every=250,
+    cfg = DiasConfig(observation="names", slots=1, d=16, layers=2, batch=32, steps=150, eval_every=150,
                      tau_steps=50, lr=2e-2, sinkhorn_iters=30)
     model, facts = train(cfg, vocab, data, None, seed=0, progress=False)
     assert not facts["diverged"] and facts["validation"] == []

@@ -272,13 +272,11 @@ def dask_cluster(tmp_path):
         yield address
     finally:
         executor.shutdown()
+        # killed, not terminated: a terminated worker's graceful close waits seconds for the scheduler
         for p in reversed(procs):
-            p.terminate()
+            p.kill()
         for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+            p.wait(timeout=10)
 
 
 def _comparable(recs: list[dict]) -> list[dict]:
