@@ -203,6 +203,14 @@ def test_sign_test_over_seed_pairs_counts_directions_and_diverged_runs(tmp_path)
     assert "sign: A lower on 10, higher on 2 of 12 seed pairs" in line and "(one-sided)" in line, line
     # the reverse direction refutes
     assert measure.evaluate(claim, _pair_rows(2, 10)).verdict == "refuted"
+    # rows with a curve (a loss every k steps) give the page a mean-curve table and a PNG
+    rows = [{**r, "curve": [[0, 5.0], [10, r["values"].get("val_loss", 9.0)]]} for r in _pair_rows(10, 2)]
+    lines = measure.curve_lines(claim, rows)
+    assert "![curves](curves.png)" in lines and any(l.startswith("| `cl` | 5.000 (5.000-5.000) | 1.333 (1.000-3.000)")
+                                                     for l in lines), lines
+    measure.write_curves(claim, rows, tmp_path)
+    assert (tmp_path / measure.CURVES).stat().st_size > 1000
+    assert measure.curve_lines(claim, _pair_rows(10, 2)) == []
 
 
 def test_measurement_power_check_simulates_the_declared_pair_rates(tmp_path):

@@ -298,9 +298,55 @@ def table(claim: Claim, rows: list[dict]) -> list[str]:
         for side in sides:
             for m in metrics:
                 r = got.get(side)
-                cells.append("–" if r is None else (f"{r['values'][m]:,}" if r["completed"] else "limit"))
+                v = None if r is None or not r["completed"] else r["values"].get(m)
+                cells.append("–" if r is None else "limit" if not r["completed"] else "–" if v is None else
+                             f"{v:.4g}" if isinstance(v, float) and not v.is_integer() else f"{v:,}")
         out.append("| " + " | ".join([d, s, p, str(o), *cells]) + " |")
     return out
+
+
+#: The PNG of the rows' curves beside a measurement claim's page.
+CURVES = "curves.png"
+
+
+def curves(rows: list[dict]) -> dict[str, list]:
+    """``{side: [curve per unit]}`` of the rows that carry a ``curve`` (``[[x, y], ...]``, e.g. a
+    validation loss every k training steps), units in row order; ``{}`` when none does."""
+    out: dict[str, list] = defaultdict(list)
+    for r in sorted(rows, key=lambda r: (r["domain"], r["split"], r["problem"], r["side"])):
+        if r.get("curve"):
+            out[r["side"]].append(r["curve"])
+    return dict(out)
+
+
+def curve_lines(claim: Claim, rows: list[dict]) -> list[str]:
+    """Markdown lines of the curves (:func:`curves`): the image and, per side, the mean and range over
+    the units at every logged x; ``[]`` without curves."""
+    series = curves(rows)
+    if not series:
+        return []
+    xs = sorted({x for cs in series.values() for c in cs for x, _ in c})
+    lines = ["## Curves", "", f"![curves]({CURVES})", "",
+             f"Mean over the {claim.experiment.get('units') or 'units'} (min-max) at each logged step:", "",
+             "| side | " + " | ".join(f"{x:g}" for x in xs) + " |", "|---|" + "---:|" * len(xs)]
+    for side, cs in series.items():
+        cells = []
+        for x in xs:
+            ys = [y for c in cs for cx, y in c if cx == x]
+            cells.append(f"{np.mean(ys):.3f} ({min(ys):.3f}-{max(ys):.3f})" if ys else "–")
+        lines.append(f"| `{side}` | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def write_curves(claim: Claim, rows: list[dict], out: Path) -> None:
+    """The curves' PNG (:data:`CURVES`) beside the page, when the rows carry curves."""
+    from planarena.report.plots import plot_curves
+
+    series = curves(rows)
+    if series:
+        metric = next((a.metric for b in BLOCKS for a in getattr(claim, b).atoms() if a.kind != "completed_at_least"),
+                      "value")
+        plot_curves(series, out / CURVES, metric)
 
 
 def write_rows(rows: list[dict], out: Path) -> None:
@@ -309,4 +355,5 @@ def write_rows(rows: list[dict], out: Path) -> None:
     atomic_write_text(out / ROWS, "".join(json.dumps(r, sort_keys=True) + "\n" for r in sorted(rows, key=key)))
 
 
-__all__ = ["MeasureResult", "ROWS", "RULE", "evaluate", "measure_function", "run", "table", "write_rows"]
+__all__ = ["CURVES", "MeasureResult", "ROWS", "RULE", "curve_lines", "curves", "evaluate", "measure_function",
+           "run", "table", "write_curves", "write_rows"]

@@ -537,8 +537,9 @@ def _page(claim: Claim, records, index, rows, seed: int, cost: dict, commit: str
     if claim.is_measure:
         verdict = measure.evaluate(claim, rows, seed)
         page = render_page(claim, verdict, cost, commit, provenance=provenance).rstrip("\n").split("\n")
-        page = "\n".join(page[:-1] + [measure.RULE, "", "## Per problem", "", *measure.table(claim, rows), "",
-                                      page[-1]]) + "\n"
+        page = "\n".join(page[:-1] + [measure.RULE, "", *measure.curve_lines(claim, rows),
+                                      f"## Per {'unit' if claim.experiment.get('units') else 'problem'}", "",
+                                      *measure.table(claim, rows), "", page[-1]]) + "\n"
         return verdict, page, {"measurements": len(rows)}
     verdict = evaluate(claim, records, index, seed)
     data = Measurements(records, index)
@@ -597,6 +598,7 @@ def write_page(claim: Claim, work: Path, out_root: Path, power=None, forced: boo
     if claim.is_measure:
         rows = read_jsonl(work / measure.ROWS) if (work / measure.ROWS).exists() else []
         measure.write_rows(rows, out)
+        measure.write_curves(claim, rows, out)
     else:
         records, index = _records_and_index(work)
         pv.commit_records(work, out, index)
@@ -635,6 +637,7 @@ def recompute_committed(claim: Claim, out_root: Path, power=None) -> Verdict | N
         if not (out / measure.ROWS).exists():
             return None
         rows, records, index = read_jsonl(out / measure.ROWS), [], {}
+        measure.write_curves(claim, rows, out)
     elif pv.has_committed(out):
         rows = []
         records, index = pv.load_committed(out)

@@ -282,6 +282,35 @@ def hit5_plot_data(summary: pd.DataFrame | None, family: Mapping[str, str],
     return sorted(out, key=lambda x: (x["row"], x["kind"], x["method"], order[x["protocol"]]))
 
 
+def plot_curves(series: Mapping[str, Sequence[Sequence[Sequence[float]]]], path: str | os.PathLike,
+                y_title: str, x_title: str = "step") -> Path:
+    """One panel: per side of ``series`` (``{side: [curve, ...]}``, a curve ``[[x, y], ...]`` per
+    unit, e.g. per seed) every unit's curve thin and their mean (over the units that logged that x)
+    thick, one colour per side. Agg canvas, byte-stable like the other plots. Returns ``path``."""
+    from matplotlib import colormaps
+
+    path = Path(path)
+    fig = _new_figure(1, 1, 6.4, 3.6)
+    ax = fig.subplots()
+    palette = colormaps["tab10"]
+    for j, (side, curves) in enumerate(series.items()):
+        colour = palette(j % palette.N)
+        by_x: dict[float, list[float]] = defaultdict(list)
+        for curve in curves:
+            if len(curve) > 1:
+                ax.plot([c[0] for c in curve], [c[1] for c in curve], color=colour, lw=0.6, alpha=0.35)
+            for x, y in curve:
+                by_x[x].append(y)
+        xs = sorted(by_x)
+        ax.plot(xs, [float(np.mean(by_x[x])) for x in xs], color=colour, lw=2.0, marker="o", ms=3,
+                label=f"{side} (mean of {len(curves)})")
+    ax.set_xlabel(x_title)
+    ax.set_ylabel(y_title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
 def plot_hit5_by_protocol(rows: Sequence[Mapping], path: Path, chance: float = 100 * 5 / 128) -> bool:
     """Write the Hit@5-by-protocol PNG from :func:`hit5_plot_data`: a panel per row (family and
     encoding), grouped bars of its models per protocol (std as error bar), its floors as black
