@@ -350,6 +350,9 @@ def test_names_only_learns_toggle():
                      tau_steps=50, lr=2e-2, sinkhorn_iters=30)
     model, facts = train(cfg, vocab, data, None, seed=0, progress=False)
     assert not facts["diverged"] and facts["validation"] == []
+    # sigma(w) per (action, slot) logged at every eval step: the one slot is kept (> 1/2) by the end
+    (step, act), = facts["slot_activation"]
+    assert step == 150 and len(act) == 2 and all(len(row) == 1 and row[0] > 0.5 for row in act), act
     expected = maximal_schemas(vocab, data, args)
     assert expected == [LearnedSchema("on", ("?x1",), (), (("lit", ("?x1",)),), (("lit", ("?x1",)),), ()),
                         LearnedSchema("off", ("?x1",), (("lit", ("?x1",)),), (), (), (("lit", ("?x1",)),))]

@@ -221,7 +221,8 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
     Returns:
         ``(model, facts)``; facts: ``steps_run``, ``diverged`` (a non-finite loss or gradient stops
         training before that step's update, without raising), ``diverged_at``, ``seconds``,
-        ``train_loss`` (step, L_main, L_aux) and ``validation`` (step, L_main on validation, tau) every
+        ``train_loss`` (step, L_main, L_aux), ``validation`` (step, L_main on validation, tau) and
+        ``slot_activation`` (step, sigma(w) per action and slot, eq. 2; (A, M) nested lists) every
         ``eval_every`` steps and at the end, ``final_validation``, ``parameters``, ``tau_final``,
         ``tau_horizon`` (the step where tau is 0.1), ``config``. The final model is returned (not
         the best by validation).
@@ -246,7 +247,7 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     facts: dict = {"steps": config.steps, "steps_run": 0, "diverged": False, "diverged_at": None,
-                   "train_loss": [], "validation": [], "final_validation": None,
+                   "train_loss": [], "validation": [], "slot_activation": [], "final_validation": None,
                    "parameters": int(sum(p.numel() for p in params)), "config": asdict(config), "seed": seed}
     start = time.perf_counter()
     horizon = config.tau_horizon()
@@ -274,6 +275,9 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
         facts["steps_run"] = step + 1
         if (step + 1) % config.eval_every == 0 or step + 1 == config.steps:
             facts["train_loss"].append((step + 1, main, aux))
+            # eq. 2's slot activations sigma(w^a), (A, M): which slots the learned arity keeps (> 1/2)
+            facts["slot_activation"].append((step + 1, [[round(float(x), 4) for x in row]
+                                                        for row in torch.sigmoid(model.w.detach()).cpu()]))
             if val:
                 v = validation_loss(model, val, tau, config.batch, seed + 2, config.device)
                 facts["validation"].append((step + 1, v, tau))
