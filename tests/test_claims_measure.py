@@ -8,6 +8,7 @@ import json
 import math
 import shutil
 
+import numpy as np
 import pytest
 from conftest import TINY
 
@@ -234,3 +235,31 @@ def test_measurement_power_rejects_contradicting_pairs(tmp_path):
                                                    "{{cl: {{nocl: 0.889, init: 0.9}}, nocl: {{init: 0.1}}}}")
     with pytest.raises(ValueError, match="contradict"):
         measure_power.check(_claim(tmp_path, text, name="cl-lower"), draws=10)
+
+
+def test_measurement_power_models_ratios_that_fall_with_size(tmp_path):
+    """The lookahead-cost claim's atoms (lower, ratio_at_most, ratio_falls_with) simulated from a
+    declared ratio model: a ratio of about 1/3 that falls with size confirms; no ratio (1, flat)
+    never does."""
+    from planarena.claims import measure_power
+
+    text = CLAIM.replace("experiment:\n", "experiment:\n  domains: [d1, d2]\n") + """
+power:
+  units: 12
+  paper: {{ratio: {{aiw: {{iw: {{log_mean: -1.1, slope: -0.6, sd: 0.4}}}}}}}}
+  floor: {{ratio: {{aiw: {{iw: {{log_mean: 0.0, slope: 0.0, sd: 0.4}}}}}}}}
+"""
+    claim = _claim(tmp_path, text)
+    assert measure_power.cells(claim) == [("d1", ""), ("d2", "")]
+    rep = measure_power.check(claim, draws=60)
+    assert rep.simulated and rep.passes, rep.table()
+    assert rep.p("paper", "confirmed") > 0.9 and rep.p("floor", "confirmed") == 0.0
+    # a per-domain value: the ratio is flat in d2 (a predicted null), so the pooled trend weakens
+    rows = measure_power.simulated_rows(claim, 12, {"iw": 0.0, "aiw": 0.0}, {}, np.random.default_rng(0),
+                                        measure_power._ratios({"aiw": {"iw": {"log_mean": {"d1": -1.0, "*": 0.0},
+                                                                               "sd": 0.0}}}, ["iw", "aiw"], "t"))
+    by = {(r["domain"], r["problem"], r["side"]): r["values"]["expanded"] for r in rows}
+    assert by[("d1", "u0", "aiw")] == pytest.approx(by[("d1", "u0", "iw")] * math.exp(-1.0))
+    assert by[("d2", "u0", "aiw")] == pytest.approx(by[("d2", "u0", "iw")])
+    with pytest.raises(ValueError, match="unknown key"):
+        measure_power._ratios({"aiw": {"iw": {"mean": 1}}}, ["iw", "aiw"], "t")

@@ -15,9 +15,18 @@ The claim file declares the model (a measurement has no published per-problem ra
 Each side's value on a unit is ``exp(mu_side + e)``, ``e`` standard normal and independent, so
 ``P(A < B) = Phi((mu_B - mu_A) / sqrt(2))``; the ``mu`` are solved from the declared pairs along a
 spanning tree (a pair that contradicts the tree by more than 0.02 in probability is an error). A
-side that does not complete is +inf, as in a real run. Supports the atoms ``lower``,
-``lower_in_most`` and ``completed_at_least``; a claim with ``ratio_*`` atoms is not simulated (its
-magnitudes would need a model of their own).
+side that does not complete is +inf, as in a real run.
+
+Magnitudes, for the ``ratio_*`` atoms and ``lower`` on costs: a declared ratio model replaces A's
+value by B's times ``exp(log_mean + slope * z + sd * e)``, ``z`` the unit's size rank in its
+(domain, split) cell scaled to [-1, 1] (units grow in ``objects``), so ``slope < 0`` is a ratio
+that falls as problems grow::
+
+      paper:
+        ratio: {A: {B: {log_mean: -1.1, slope: -0.5, sd: 0.4}}}   # each a number or {domain: number, "*": default}
+
+The cells are the claim's domains (``experiment.domains``) times the splits its atoms name (one
+unnamed split when none does), ``units`` each.
 """
 
 from __future__ import annotations
@@ -31,7 +40,9 @@ from scipy import stats as sstats
 from planarena.claims.spec import BLOCKS, Claim
 
 #: Atoms the simulation models.
-SIMULATED = ("lower", "lower_in_most", "completed_at_least")
+SIMULATED = ("lower", "lower_in_most", "completed_at_least", "ratio_at_most", "ratio_at_least", "ratio_falls_with")
+#: Keys of a declared ratio model, with their defaults.
+RATIO_KEYS = {"log_mean": 0.0, "slope": 0.0, "sd": 0.5}
 #: Probabilities are clipped into [EPS, 1 - EPS] before the normal quantile (1.0 would be infinite).
 EPS = 1e-4
 #: Largest disagreement, in probability, between a declared pair and the fitted means.
@@ -75,23 +86,70 @@ def _means(pairs: dict, sides: list[str], where: str) -> dict[str, float]:
     return mu
 
 
-def simulated_rows(claim: Claim, units: int, mu: dict, completed: dict, rng: np.random.Generator) -> list[dict]:
+def _ratios(spec: dict | None, sides: list[str], where: str) -> list[tuple[str, str, dict]]:
+    """``[(A, B, {log_mean, slope, sd})]`` from ``{A: {B: {...}}}`` (module docstring).
+
+    Raises:
+        ValueError: an unknown side or key, or a value that is neither a number nor a
+            ``{domain: number}`` mapping (names ``where``).
+    """
+    out = []
+    for a, row in (spec or {}).items():
+        for b, model in (row or {}).items():
+            if a not in sides or b not in sides:
+                raise ValueError(f"{where}: ratio ({a}, {b}) names a side outside experiment.methods")
+            unknown = set(model or {}) - set(RATIO_KEYS)
+            if unknown:
+                raise ValueError(f"{where}: ratio ({a}, {b}) has unknown key(s) {', '.join(sorted(unknown))}; "
+                                 f"one of {', '.join(RATIO_KEYS)}")
+            for k, v in (model or {}).items():
+                values = v.values() if isinstance(v, dict) else [v]
+                if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in values):
+                    raise ValueError(f"{where}: ratio ({a}, {b}).{k} must be a number or {{domain: number}}, got {v!r}")
+            out.append((a, b, {**RATIO_KEYS, **(model or {})}))
+    return out
+
+
+def _at(value, domain: str) -> float:
+    """A ratio-model value for ``domain``: the number, or the mapping's entry (``*``: the default)."""
+    if isinstance(value, dict):
+        return float(value.get(domain, value.get("*", 0.0)))
+    return float(value)
+
+
+def cells(claim: Claim) -> list[tuple[str, str]]:
+    """The simulated (domain, split) cells: ``experiment.domains`` (``all`` when none) times the
+    splits the atoms name (one unnamed split when none does)."""
+    atoms = [a for b in BLOCKS for a in getattr(claim, b).atoms()]
+    domains = sorted({*(claim.experiment.get("domains") or []), *(a.domain for a in atoms if a.domain)}) or ["all"]
+    splits = sorted({a.split for a in atoms if a.split}) or [""]
+    return [(d, s) for d in domains for s in splits]
+
+
+def simulated_rows(claim: Claim, units: int, mu: dict, completed: dict, rng: np.random.Generator,
+                   ratios: list | None = None) -> list[dict]:
     """One synthetic measurement (rows as :func:`planarena.claims.measure.run` writes them) of
-    ``units`` units per (domain, split) the claim's atoms read, every metric they name."""
+    ``units`` units per cell (:func:`cells`), every metric the claim's atoms name; ``ratios`` from
+    :func:`_ratios`."""
     atoms = [a for b in BLOCKS for a in getattr(claim, b).atoms()]
     metrics = sorted({a.metric for a in atoms if a.kind != "completed_at_least"}) or ["value"]
-    domains = list(claim.experiment.get("domains") or ["all"])
-    cells = sorted({(a.domain or domains[0], a.split or "") for a in atoms})
+    sides = list(mu)
     rows = []
-    for domain, split in cells:
-        noise = rng.standard_normal((units, len(mu)))
-        done = rng.random((units, len(mu)))
+    for domain, split in cells(claim):
+        base = np.array([mu[s] for s in sides])[None, :] + rng.standard_normal((units, len(sides)))
+        values = np.exp(base)
+        z = np.linspace(-1.0, 1.0, units) if units > 1 else np.zeros(1)
+        for a, b, model in ratios or []:
+            log = (_at(model["log_mean"], domain) + _at(model["slope"], domain) * z
+                   + _at(model["sd"], domain) * rng.standard_normal(units))
+            values[:, sides.index(a)] = values[:, sides.index(b)] * np.exp(log)
+        done = rng.random((units, len(sides)))
         for i in range(units):
-            for j, (side, m) in enumerate(mu.items()):
+            for j, side in enumerate(sides):
                 ok = bool(done[i, j] < completed.get(side, 1.0))
-                value = float(math.exp(m + noise[i, j]))
-                rows.append({"domain": domain, "split": split, "problem": f"u{i}", "objects": 0, "side": side,
-                             "completed": ok, "values": {k: value for k in metrics} if ok else {}})
+                rows.append({"domain": domain, "split": split, "problem": f"u{i}", "objects": 10 * (i + 1),
+                             "side": side, "completed": ok,
+                             "values": {k: float(values[i, j]) for k in metrics} if ok else {}})
     return rows
 
 
@@ -113,20 +171,22 @@ def check(claim: Claim, draws: int, seed: int = 0):
                                                                "its run needs --force"], simulated=False)
     units = int(spec["units"])
     sides = list(claim.methods)
-    design = Design(notes=[f"{units} {claim.experiment.get('units') or 'problems'} per cell, the claim's power.units"])
+    design = Design(notes=[f"{units} {claim.experiment.get('units') or 'problems'} per (domain, split) cell "
+                           f"({len(cells(claim))} cells), the claim's power.units"])
     outcome, gate, assumed = {}, {}, []
     for i, scenario in enumerate(("paper", "floor")):
         rates = spec.get(scenario) or {}
         where = f"{claim.source}: power.{scenario}"
         mu = _means(rates.get("lower"), sides, where)
+        ratios = _ratios(rates.get("ratio"), sides, where)
         completed = {s: float(v) for s, v in (rates.get("completed") or {}).items()}
-        if not rates.get("lower"):
-            assumed.append(f"{scenario}: no lower pairs declared, every side alike")
+        if not rates.get("lower") and not ratios:
+            assumed.append(f"{scenario}: no lower pairs or ratio models declared, every side alike")
         rng = np.random.default_rng([seed, i])
         counts: Counter = Counter()
         gates = 0
         for _ in range(draws):
-            v = evaluate(claim, simulated_rows(claim, units, mu, completed, rng), int(rng.integers(2 ** 31)))
+            v = evaluate(claim, simulated_rows(claim, units, mu, completed, rng, ratios), int(rng.integers(2 ** 31)))
             counts[v.verdict] += 1
             gates += bool(v.blocks["gate"])
         outcome[scenario] = {k: counts[k] / draws for k in VERDICTS}
@@ -139,4 +199,4 @@ def check(claim: Claim, draws: int, seed: int = 0):
     return PowerReport(claim.id, draws, outcome, gate, assumed, design, problems)
 
 
-__all__ = ["SIMULATED", "check", "simulated_rows"]
+__all__ = ["RATIO_KEYS", "SIMULATED", "cells", "check", "simulated_rows"]
