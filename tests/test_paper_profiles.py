@@ -166,7 +166,7 @@ def test_rgnn_policies_paper_profile_is_section_7(paper, tmp_path):
     rows: list[Row] = []
     names = [n for n, c in paper["methods"].items()   # the learned rows, not their twins (tests/test_twins.py)
              if (c or {}).get("method") == "rgnn_policy" and not c.get("twin_of")]
-    assert len(names) == 8
+    assert len(names) == 12   # 8 of Section 7 + the 4 ablation rows of Tables 5-6
     for name in names:
         m = method(paper, name, tmp_path)
         cfg, sec = m.train_config(), m.section()

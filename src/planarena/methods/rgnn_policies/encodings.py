@@ -1,5 +1,6 @@
-"""Input encodings of the R-GNN Q-functions: Aggregated-Actions (AA), External (Ext) and
-Aggregated-Delta (AD), on top of pymimir-rgnn's relational GNN.
+"""Input encodings of the R-GNN Q-functions: Aggregated-Actions (AA), External (Ext),
+Aggregated-Delta (AD) and Appendix C's Internal (Int) and Internal-Delta (ID), on top of
+pymimir-rgnn's relational GNN.
 
 Source: Aichmüller et al. (docs/papers/rgnn-policies.md), Section 4 (R-GNN: smooth-max aggregation,
 MLP messages) and Section 5 (encodings). The R-GNN, its state/goal encoders (R^s with the
@@ -16,6 +17,18 @@ encoder come from pymimir-rgnn; this module adds the paper's pieces:
   call), Q(s, s') = MLP1(sum_o MLP2(f(o; R^s), f(o; R^s'))) (:class:`ExternalHead`).
 * AA (Section 5, "Aggregated-Actions"): R^s plus one node per applicable ground action;
   Q(s, a) = MLP(f(o_a), sum_o f(o)); flat policies only.
+* Int (Section 5's first interpolation, Appendix C, Table 6): one graph per transition s -> s' over
+  the shared object nodes: R^s plus R^s' under a duplicated predicate set P' (state atoms
+  ``P'(o)``, goal atoms ``P'_G,T`` / ``P'_G,F`` true / false in s'; :data:`PRIME`,
+  :class:`SuccessorGoalEncoder`).
+* ID (Section 5's second interpolation, Appendix C, Table 6): one graph per transition: R^s plus
+  the delta atoms of s' without a state node, ``P+(o)`` / ``P-(o)`` / ``P+_G(o)`` / ``P-_G(o)``
+  (:class:`DeltaAtomsEncoder`).
+  Int and ID read out Q(s, s') = MLP(sum_o f(o)) per graph (pymimir-rgnn's
+  ``ObjectsScalarDecoder``; the paper gives no readout for them: our choice, the AD / AA readout
+  without a candidate node); all graphs of a batch go through one R-GNN call.
+* Appendix C's "No Tree-Atoms" ablation (Table 5): AD without the tree atoms ``P_E``, the relation
+  set R^T \\ R^T_E (:class:`NoTreeAtomsEncoder`; ``PolicyNetwork(tree_atoms=False)``).
 """
 
 from __future__ import annotations
@@ -25,11 +38,17 @@ from typing import Any
 
 import pymimir_rgnn as rg
 import torch
+from pymimir_rgnn.utils import get_effect_relation_name
 from torch import nn
 
 from planarena.core.pddl import atom_indices
 
-ENCODINGS = ("aa", "ext", "ad")
+ENCODINGS = ("aa", "ext", "ad", "int", "id")
+#: the encodings scored from one graph per transition whose objects are read out (Appendix C)
+PER_TRANSITION = ("int", "id")
+#: suffix of Internal's duplicated predicate set P' (relation ``relation_<P>'``); a PDDL name cannot
+#: hold an apostrophe, so no primed relation can collide with a domain's own
+PRIME = "'"
 # pymimir-rgnn's smooth maximum uses torch's index_reduce, which warns on every call that it is beta
 warnings.filterwarnings("ignore", message="index_reduce\\(\\) is in beta")
 
@@ -57,6 +76,73 @@ class DepthEncoder(rg.Encoder):
                     rel.setdefault(self.ORDER, []).extend([ids[d], ids[e]])
         for node, d in zip(nodes, depths):
             rel.setdefault(self.STATE_DEPTH, []).extend([node, ids[d]])
+
+
+class NoTreeAtomsEncoder(rg.TransitionEffectsEncoder):
+    """AD's transition encoder without tree atoms: Appendix C's "No Tree-Atoms" ablation (Table 5),
+    "omitting the encoding step for the parent relation atoms, resulting in the relation set
+    R^T \\ R^T_E". The state nodes ``o_s'`` and their delta atoms ``P+`` / ``P-`` / ``P+_G`` /
+    ``P-_G`` are AD's (pymimir-rgnn's ``TransitionEffectsEncoder``); no ``P_E(o_s', o_s'')`` is
+    written, and the relation is not declared, so the R-GNN has no message function for it.
+
+    Input value: as the parent's, ``(effects, edges, goal condition)``; ``edges`` is ignored."""
+
+    def get_relations(self, domain) -> list[tuple[str, int]]:
+        edge = get_effect_relation_name(self.suffix)
+        return [r for r in super().get_relations(domain) if r[0] != edge]
+
+    def encode(self, input_value: Any, state, encoding, context) -> None:
+        effects, _edges, goal = input_value
+        super().encode((effects, [], goal), state, encoding, context)
+
+
+class SuccessorGoalEncoder(rg.GoalEncoder):
+    """Internal's goal atoms of the successor (Section 5, Appendix C): the goal part of R^s' under
+    the duplicated predicate set, ``P'_G,T(o)`` for a goal atom true in s' and ``P'_G,F(o)`` for one
+    false in s'. pymimir-rgnn's ``GoalEncoder`` decides truth in the graph's first state (the root
+    s); this one decides it in s'. Construct with ``suffix=PRIME``.
+
+    Input value: ``(s', goal condition)`` (pymimir state, ground conjunctive condition)."""
+
+    def encode(self, input_value: Any, state, encoding, context) -> None:
+        succ, goal = input_value
+        super().encode(goal, succ, encoding, context)
+
+
+class DeltaAtomsEncoder(rg.Encoder):
+    """Internal-Delta's successor atoms (Section 5: "represents s' by delta predicates R^s_Δs'
+    without an explicit o_s' state-node"; Appendix C): for one transition s -> s', ``P+(o)`` for
+    each atom P(o) of s' \\ s, ``P-(o)`` for each of s \\ s', and ``P+_G(o)`` / ``P-_G(o)`` for
+    those that are goal atoms. Each relation has P's arity (AD's are anchored at ``o_s'``: arity
+    + 1). Relation names: :meth:`relation` (``delta_<P>+``, ``delta_<P>-_goal``, ...; a PDDL name
+    holds no '+', so none collides with another predicate's). A nullary atom has no object to
+    send to and carries no message (as nullary atoms of R^s in pymimir-rgnn).
+
+    Input value: ``(literals, goal condition)``: the transition's :meth:`DeltaLiterals.deltas`
+    entry (positive literal: added atom; negative: deleted) and the goal the policy is
+    conditioned on (a positive conjunction)."""
+
+    @staticmethod
+    def relation(predicate: str, added: bool, goal: bool) -> str:
+        """Relation name of the delta atoms of ``predicate`` (added or deleted; goal or not)."""
+        return f"delta_{predicate}{'+' if added else '-'}{'_goal' if goal else ''}"
+
+    def get_relations(self, domain) -> list[tuple[str, int]]:
+        preds = [p for p in domain.get_predicates() if p.get_name() != "number"]  # as pymimir-rgnn's encoders
+        return [(self.relation(p.get_name(), added, goal), p.get_arity())
+                for p in preds for added in (True, False) for goal in (False, True)]
+
+    def encode(self, input_value: Any, state, encoding, context) -> None:
+        literals, goal = input_value
+        goal_atoms = {lit.get_atom() for lit in goal if lit.get_polarity()}
+        rel = encoding.flattened_relations
+        for lit in literals:
+            atom = lit.get_atom()
+            ids = [context.get_object_id(o.get_index()) for o in atom.get_terms()]
+            name, added = atom.get_predicate().get_name(), bool(lit.get_polarity())
+            rel.setdefault(self.relation(name, added, False), []).extend(ids)
+            if atom in goal_atoms:
+                rel.setdefault(self.relation(name, added, True), []).extend(ids)
 
 
 class DepthNodeDecoder(rg.Decoder):
@@ -143,23 +229,30 @@ class PolicyNetwork(nn.Module):
     Args:
         domain: the pymimir domain (relations are per predicate / action schema name, so one model
             serves every problem of the domain file).
-        encoding: ``aa`` | ``ext`` | ``ad``.
+        encoding: ``aa`` | ``ext`` | ``ad`` (Section 5) | ``int`` | ``id`` (Appendix C, Table 6).
         embedding_size: k (the paper: 32). layers: message-passing iterations.
         depth_nodes: AD with the depth nodes (the paper's full encoding); False: Appendix C's
             "No Depthnodes" ablation.
+        depth_rank_weight: weight of Section 6's depth-ranking loss (AD with depth nodes only).
+        tree_atoms: AD with the tree atoms ``P_E`` (the paper's full encoding); False: Appendix C's
+            "No Tree-Atoms" ablation (:class:`NoTreeAtomsEncoder`).
 
     Raises:
-        ValueError: unknown encoding.
+        ValueError: unknown encoding; ``tree_atoms=False`` with another encoding than AD (only AD
+            has tree atoms).
     """
 
     def __init__(self, domain, encoding: str, embedding_size: int = 32, layers: int = 30, depth_nodes: bool = True,
-                 depth_rank_weight: float = 0.0):
+                 depth_rank_weight: float = 0.0, tree_atoms: bool = True):
         super().__init__()
         if encoding not in ENCODINGS:
             raise ValueError(f"encoding {encoding!r}; one of {', '.join(ENCODINGS)}")
+        if not tree_atoms and encoding != "ad":
+            raise ValueError(f"tree_atoms=False (No Tree-Atoms): only the AD encoding has tree atoms, not {encoding!r}")
         self.encoding = encoding
         self.depth_nodes = depth_nodes
-        self._args = (domain, encoding, embedding_size, layers, depth_nodes, depth_rank_weight)
+        self.tree_atoms = bool(tree_atoms)
+        self._args = (domain, encoding, embedding_size, layers, depth_nodes, depth_rank_weight, self.tree_atoms)
         #: weight of Section 6's depth-ranking loss (AD with depth nodes; 0: off); it joins the
         #: gradient of the loss the Q-values enter while training (:class:`_AddAuxiliary`)
         self.depth_rank_weight = float(depth_rank_weight) if encoding == "ad" and depth_nodes else 0.0
@@ -168,8 +261,21 @@ class PolicyNetwork(nn.Module):
         if encoding == "aa":
             spec += (rg.GroundActionsEncoder(),)
         elif encoding == "ad":
-            spec += (rg.TransitionEffectsEncoder(),) + ((DepthEncoder(),) if depth_nodes else ())
-        out = [("q", rg.ActionScalarDecoder(hp))] if encoding != "ext" else [("objects", rg.ObjectsEmbeddingDecoder())]
+            effects = rg.TransitionEffectsEncoder() if self.tree_atoms else NoTreeAtomsEncoder()
+            spec += (effects,) + ((DepthEncoder(),) if depth_nodes else ())
+        elif encoding == "int":
+            spec += (rg.StateEncoder(PRIME), SuccessorGoalEncoder(PRIME))
+        elif encoding == "id":
+            spec += (DeltaAtomsEncoder(),)
+        self._spec = spec
+        # the decoders are built before the message functions, as they always were: the order of
+        # parameter initialisation (hence every row's initial weights) stays what it was
+        if encoding == "ext":
+            out = [("objects", rg.ObjectsEmbeddingDecoder())]
+        elif encoding in PER_TRANSITION:
+            out = [("q", rg.ObjectsScalarDecoder(hp))]
+        else:
+            out = [("q", rg.ActionScalarDecoder(hp))]
         if encoding == "ad" and depth_nodes:
             out.append(("depth", DepthNodeDecoder()))
         modules = rg.ModuleConfig(aggregation_function=rg.SmoothMaximumAggregation(),
@@ -186,25 +292,76 @@ class PolicyNetwork(nn.Module):
         twin.load_state_dict(self.state_dict())
         return twin.to(next(self.parameters()).device)
 
+    def _graphs(self, items: list[tuple]) -> tuple[list[tuple], list[int]]:
+        """The pymimir-rgnn input instances of ``items`` (see :meth:`q_values`) and how many each
+        item has: Ext 1 + n (the root, then each candidate), Int / ID n (one per transition),
+        AA / AD 1 (the whole tree).
+
+        Raises:
+            ValueError: AD or ID without the tree's deltas.
+        """
+        if self.encoding in ("ad", "id") and any(deltas is None for *_, deltas in items):
+            raise ValueError(f"the {self.encoding} encoding needs each tree's deltas (LookaheadCache(with_deltas=True))")
+        batch: list[tuple] = []
+        sizes: list[int] = []
+        for state, goal, tree, deltas in items:
+            if self.encoding == "ext":
+                batch.append((state, goal))
+                batch.extend((j.state, goal) for j in tree.jumps)
+                sizes.append(1 + len(tree.jumps))
+            elif self.encoding == "aa":
+                batch.append((state, goal, [j.actions[0] for j in tree.jumps]))
+                sizes.append(1)
+            elif self.encoding == "ad":
+                effects = (deltas, list(tree.edges), goal)
+                batch.append((state, goal, effects) + (([j.depth for j in tree.jumps],) if self.depth_nodes else ()))
+                sizes.append(1)
+            elif self.encoding == "int":
+                batch.extend((state, goal, j.state, (j.state, goal)) for j in tree.jumps)
+                sizes.append(len(tree.jumps))
+            else:  # id
+                batch.extend((state, goal, (d, goal)) for d in deltas)
+                sizes.append(len(deltas))
+        return batch, sizes
+
+    def relations(self) -> list[tuple[str, int]]:
+        """The relations of this network's input, ``(name, arity)`` sorted by name (pymimir-rgnn's
+        ``get_relations_from_encoders``): each of positive arity has its own message function."""
+        from pymimir_rgnn.encoders import get_relations_from_encoders
+
+        return get_relations_from_encoders(self._args[0], self._spec)
+
+    def encoded(self, items: list[tuple]):
+        """The R-GNN input that :meth:`q_values` builds for ``items``: pymimir-rgnn's
+        ``EncodedTensors`` (``flattened_relations``: relation name -> int tensor of node ids, arity
+        ids per atom, concatenated; ``node_sizes`` / ``object_sizes`` / ``action_sizes`` /
+        ``auxiliary_sizes``: per graph). Node ids: per graph, the objects (problem objects, then
+        the domain's constants), then its candidate nodes ``o_s'`` (AA, AD), then its auxiliary
+        (depth) nodes. For inspection and tests; no forward pass."""
+        from pymimir_rgnn.encoders import get_input_from_encoders
+
+        batch, _ = self._graphs(items)
+        return get_input_from_encoders(batch, self._spec, self.rgnn.get_device())
+
     def q_values(self, items: list[tuple]) -> list[torch.Tensor]:
         """Q-values of every candidate of each item, in the tree's jump order.
 
         Args:
             items: ``(state, goal_condition, tree, deltas)`` per decision; ``tree`` a
                 :class:`~planarena.methods.rgnn_policies.lookahead.LookaheadTree` with at least one
-                jump; ``deltas`` (AD only) :meth:`DeltaLiterals.deltas` of the tree.
+                jump; ``deltas`` (AD and ID only) :meth:`DeltaLiterals.deltas` of the tree.
 
         Returns:
             One float tensor of shape (len(tree.jumps),) per item. AA and AD: one R-GNN forward
-            pass over all items; Ext: one batched pass over 1 + len(tree.jumps) graphs per item.
+            pass over all items; Ext: one batched pass over 1 + len(tree.jumps) graphs per item;
+            Int and ID: one batched pass over len(tree.jumps) graphs per item.
+
+        Raises:
+            ValueError: AD or ID items without deltas.
         """
+        batch, sizes = self._graphs(items)
         if self.encoding == "ext":
-            graphs, sizes = [], []
-            for state, goal, tree, _ in items:
-                graphs.append((state, goal))
-                graphs.extend((j.state, goal) for j in tree.jumps)
-                sizes.append(1 + len(tree.jumps))
-            objects = self.rgnn.forward(graphs).readout("objects")
+            objects = self.rgnn.forward(batch).readout("objects")
             out, at = [], 0
             for n in sizes:
                 root = objects[at]
@@ -212,13 +369,8 @@ class PolicyNetwork(nn.Module):
                 out.append(self.head(root, succ))
                 at += n
             return out
-        if self.encoding == "aa":
-            batch = [(state, goal, [j.actions[0] for j in tree.jumps]) for state, goal, tree, _ in items]
-        else:
-            batch = []
-            for state, goal, tree, deltas in items:
-                effects = (deltas, list(tree.edges), goal)
-                batch.append((state, goal, effects) + (([j.depth for j in tree.jumps],) if self.depth_nodes else ()))
+        if self.encoding in PER_TRANSITION:
+            return list(self.rgnn.forward(batch).readout("q").split(sizes))
         state = self.rgnn.forward(batch)
         qs = list(state.readout("q"))
         if self.depth_rank_weight > 0 and self.training and torch.is_grad_enabled():
@@ -234,4 +386,6 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-__all__ = ["ENCODINGS", "DeltaLiterals", "DepthEncoder", "DepthNodeDecoder", "depth_rank_loss", "ExternalHead", "PolicyNetwork", "count_parameters"]
+__all__ = ["ENCODINGS", "PER_TRANSITION", "PRIME", "DeltaAtomsEncoder", "DeltaLiterals", "DepthEncoder",
+           "DepthNodeDecoder", "depth_rank_loss", "ExternalHead", "NoTreeAtomsEncoder", "PolicyNetwork",
+           "SuccessorGoalEncoder", "count_parameters"]

@@ -13,7 +13,8 @@ IW(k)") and Appendix B (BAIW, C-AIW).
   ``P(r(o1)..o_i..r(on))``, i = 1..n, with ``r(o)`` the object's most specific type (its declared
   type in the problem file, a constant's in the domain file; untyped ones share one universal type); the atom is novel if any
   form is. Atoms of the goal are never abstracted (Section 3, "Reduced Goals" ablation of
-  Appendix C shows why).
+  Appendix C shows why). ``goals="reduced"`` is that ablation (Appendix C, Table 5): goal atoms
+  are abstracted like every other atom (for ``aiw``, ``baiw`` and ``caiw``; IW(1) abstracts nothing).
 * ``baiw``: every object abstracted to the universal type (Appendix B, "Base-Abstracted IW").
 * ``caiw``: AIW with a capacity: at each depth at most ``capacity`` novel states are kept for the
   next depth, those satisfying the most goal atoms first, ties first-seen (Appendix B, C = 1000).
@@ -37,6 +38,10 @@ from planarena.core.pddl import atom_indices
 
 KINDS = ("flat", "iw", "aiw", "baiw", "caiw")
 UNIVERSAL = "object"
+#: how the abstracting lookaheads treat goal atoms: ``full`` (never abstracted, Section 3: "AIW
+#: therefore does not abstract an atom P(o1, ..., on) if it is mentioned in the goal") or ``reduced``
+#: (abstracted like the others: Appendix C's "Reduced Goals" ablation, Table 5); the default first
+GOALS = ("full", "reduced")
 
 
 class LookaheadTimeout(RuntimeError):
@@ -99,20 +104,30 @@ class AtomFeatures:
     ``kind`` ``iw``: the atom itself. ``aiw`` / ``baiw``: the abstracted forms (predicate, position,
     object, the abstract types of the other positions) of a non-goal atom, the atom itself for a goal
     atom. ``types`` maps object name -> most specific type (``None``: untyped -> universal type).
+    ``goals`` (:data:`GOALS`): ``full`` keeps goal atoms whole (Section 3); ``reduced`` abstracts them
+    too (Appendix C, "Reduced Goals"); it changes nothing for ``iw``.
+
+    Raises:
+        ValueError: unknown ``kind`` or ``goals``.
     """
 
-    def __init__(self, problem, kind: str, types: dict[str, str | None] | None = None):
+    def __init__(self, problem, kind: str, types: dict[str, str | None] | None = None, goals: str = "full"):
         if kind not in ("iw", "aiw", "baiw"):
             raise ValueError(f"novelty kind {kind!r}; one of iw, aiw, baiw")
+        if goals not in GOALS:
+            raise ValueError(f"goals {goals!r}; one of {', '.join(GOALS)}")
         self.kind = kind
+        self.goals = goals
         self.problem = problem
         self._repos = problem._advanced_problem.get_repositories()
         types = types or {}
         self._type = {} if kind == "iw" else {
             str(o.get_name()): (UNIVERSAL if kind == "baiw" else (types.get(str(o.get_name())) or UNIVERSAL))
             for o in list(problem.get_objects()) + list(problem.get_domain().get_constants())}
-        self._goal = {int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
-                      if lit.get_polarity() and lit.get_atom().is_fluent()}
+        # the goal atoms kept whole (none under Reduced Goals)
+        self._goal = set() if goals == "reduced" else {
+            int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
+            if lit.get_polarity() and lit.get_atom().is_fluent()}
         self._memo: dict[int, tuple] = {}
 
     def __call__(self, index: int) -> tuple:
@@ -136,13 +151,14 @@ class AtomFeatures:
 
 
 def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, capacity: int = 1000,
-              deadline: float | None = None) -> LookaheadTree:
+              deadline: float | None = None, goals: str = "full") -> LookaheadTree:
     """The ``kind`` lookahead tree from ``state`` (see the module docstring).
 
     Args:
         problem: the pymimir problem of ``state``.
         features: the problem's :class:`AtomFeatures` (``iw`` for ``iw``; ``aiw`` for ``aiw`` and
             ``caiw``; ``baiw``); built here if None (build once per problem and pass it in a loop).
+        goals: :data:`GOALS`, for the features built here (a given ``features`` carries its own).
         capacity: C-AIW's states kept per depth.
         deadline: ``time.process_time()`` value (CPU seconds of this process, so that a loaded
             machine does not change the outcome) after which :class:`LookaheadTimeout` is raised.
@@ -169,7 +185,7 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
         tree.seconds = time.perf_counter() - start
         return tree
     if features is None:
-        features = AtomFeatures(problem, "iw" if kind == "iw" else ("baiw" if kind == "baiw" else "aiw"))
+        features = AtomFeatures(problem, "iw" if kind == "iw" else ("baiw" if kind == "baiw" else "aiw"), goals=goals)
     goal_atoms = {int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
                   if lit.get_polarity() and lit.get_atom().is_fluent()}  # C-AIW's h(s') counts these
     seen: set = set()
@@ -268,5 +284,5 @@ def object_types(problem_file, domain_file=None) -> dict[str, str | None]:
     return {**types, **read_problem_text(problem_file).objects}
 
 
-__all__ = ["KINDS", "AtomFeatures", "Jump", "LookaheadTimeout", "LookaheadTree", "lookahead",
+__all__ = ["GOALS", "KINDS", "AtomFeatures", "Jump", "LookaheadTimeout", "LookaheadTree", "lookahead",
            "object_types"]

@@ -17,8 +17,11 @@ from typing import Iterator
 
 from planarena.config import get
 
-#: Values of one lookahead row (the metrics a claim atom can name).
-METRICS = ("expanded", "generated", "jumps", "novelty_features", "max_depth", "cpu_s")
+#: Values of one lookahead row (the metrics a claim atom can name). ``goals_left``: the positive
+#: fluent goal atoms still false in the tree's best state (the root included; 0: the tree reaches the
+#: goal); ``subgoal``: 1 when some state of the tree satisfies more of them than the root, else 0 (does
+#: the lookahead capture a subgoal, Section 3's "while still capturing meaningful subgoals")
+METRICS = ("expanded", "generated", "jumps", "novelty_features", "max_depth", "cpu_s", "goals_left", "subgoal")
 
 
 def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: float) -> dict:
@@ -53,9 +56,14 @@ def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: 
         tree = lookahead(problem, state, kind, feats, deadline=c0 + time_limit)
     except LookaheadTimeout:
         return {**row, "completed": False, "cpu_s": round(time.process_time() - c0, 3)}
+    cpu = round(time.process_time() - c0, 4)
+    goal = {int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
+            if lit.get_polarity() and lit.get_atom().is_fluent()}
+    root = len(goal.intersection(atom_indices(state)[0]))
+    best = max([root, *(len(goal.intersection(atom_indices(j.state)[0])) for j in tree.jumps)])
     return {**row, "completed": True, "expanded": tree.expanded, "generated": tree.generated,
             "jumps": len(tree.jumps), "novelty_features": tree.novelty_features, "max_depth": tree.max_depth,
-            "cpu_s": round(time.process_time() - c0, 4)}
+            "cpu_s": cpu, "goals_left": len(goal) - best, "subgoal": int(best > root)}
 
 
 def spread(files: list[Path], n: int | None) -> list[Path]:
@@ -78,10 +86,13 @@ def lookahead_cost(params: dict, sides: list[str], args: dict, done: set) -> Ite
 
     Yields rows ``{"domain", "split", "problem", "objects", "atoms", "side", "completed",
     "values": {metric: value}}``, skipping the ``(domain, split, problem, side)`` keys in ``done``
-    (a resumed run).
+    (a resumed run). ``args["exclude"]``: measurement files (``measurements.jsonl``, paths relative
+    to the directory planarena runs in, the repository root, or absolute) whose problems are left out before the spread is taken, so
+    that a second claim measures problems disjoint from the first's.
 
     Raises:
-        ValueError: the params name no external suite, or a split is not in its layout (one line).
+        ValueError: the params name no external suite, a split is not in its layout, or an
+            ``exclude`` file does not exist (one line).
     """
     from planarena.datasets.suites import LAYOUTS
     from planarena.methods.rgnn_policies.lookahead import KINDS
@@ -100,11 +111,13 @@ def lookahead_cost(params: dict, sides: list[str], args: dict, done: set) -> Ite
         raise ValueError(f"lookahead_cost: split(s) {', '.join(unknown)} not in the {suite} layout "
                          f"({', '.join(folders)})")
     limit = float(args.get("time_limit", 60.0))
+    excluded = _excluded(args.get("exclude") or [])
     for domain in get(params, f"suites.{suite}.domains"):
         domain_file = root / domain / "domain.pddl"
         for split in splits:
             files = sorted((root / domain / folders[split]).glob("*.pddl*"), key=lambda f: f.name)
-            files = [f for f in files if f.name.endswith((".pddl", ".pddl.gz"))]
+            files = [f for f in files if f.name.endswith((".pddl", ".pddl.gz"))
+                     and (domain, split, f.name.split(".pddl")[0]) not in excluded]
             for f in spread(files, args.get("per_split")):
                 for side in sides:
                     name = f.name.split(".pddl")[0]
@@ -114,6 +127,23 @@ def lookahead_cost(params: dict, sides: list[str], args: dict, done: set) -> Ite
                     values = {k: row[k] for k in METRICS if k in row}
                     yield {"domain": domain, "split": split, "problem": name, "objects": row["objects"],
                            "atoms": row["atoms"], "side": side, "completed": row["completed"], "values": values}
+
+
+def _excluded(files: list[str]) -> set[tuple[str, str, str]]:
+    """``(domain, split, problem)`` of every row of the measurement ``files``.
+
+    Raises:
+        ValueError: a file does not exist (one line naming it).
+    """
+    from planarena.core.io import read_jsonl
+
+    out: set = set()
+    for f in files:
+        path = Path(f).expanduser().resolve()   # relative: to where planarena runs (the repository root)
+        if not path.exists():
+            raise ValueError(f"lookahead_cost: args.exclude {f!r}: no such measurement file ({path})")
+        out |= {(r["domain"], r["split"], r["problem"]) for r in read_jsonl(path)}
+    return out
 
 
 __all__ = ["METRICS", "lookahead_cost", "lookahead_row", "spread"]

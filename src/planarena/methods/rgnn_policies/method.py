@@ -5,7 +5,11 @@ Width for Learning General Policies in Classical Planning" (docs/papers/rgnn-pol
 params block per row of Table 1 / Table 3: ``lookahead`` (``flat`` | ``iw`` | ``aiw`` | ``baiw`` |
 ``caiw``, :mod:`~planarena.methods.rgnn_policies.lookahead`) x ``encoding`` (``aa`` | ``ext`` |
 ``ad``, :mod:`~planarena.methods.rgnn_policies.encodings`): ``flat_aa``, ``iw_ext``, ``aiw_ext``,
-``iw_ad``, ``aiw_ad`` and the ablations ``baiw_ad``, ``caiw_ad``, ``flat_ad``.
+``iw_ad``, ``aiw_ad`` and the ablations ``baiw_ad``, ``caiw_ad``, ``flat_ad``. Appendix C's
+ablations of AIW-AD: the encodings ``int`` (Internal) and ``id`` (Internal-Delta) of Table 6
+(``aiw_int``, ``aiw_id``), and Table 5's switches (:func:`ablation_switches`) ``tree_atoms: false``
+("No Tree-Atoms", ``aiw_ad_no_tree_atoms``) and ``goals: reduced`` ("Reduced Goals",
+``aiw_ad_reduced_goals``).
 
 Train stage: one Q-function per (domain, seed), trained by DQN with lifted hindsight relabelling on
 the suite's ``train`` split (:mod:`~planarena.methods.rgnn_policies.train`), the checkpoint selected
@@ -34,17 +38,24 @@ from planarena.core.io import atomic_write_json
 from planarena.core.pddl import fresh_problem
 from planarena.methods.base import (Attempt, Budget, Method, PlanningTask, ReportTraits, row_config,
                                     twin_traits, untrained_value)
-from planarena.methods.rgnn_policies.lookahead import KINDS
+from planarena.methods.rgnn_policies.lookahead import GOALS, KINDS
 from planarena.methods.units import save_unit, train_units, unit_failure
 
 FAMILY = "aiw-ad-rgnn-policies"
-ENCODING_NAMES = {"aa": "AA", "ext": "Ext", "ad": "AD"}
+ENCODING_NAMES = {"aa": "AA", "ext": "Ext", "ad": "AD", "int": "Int", "id": "ID"}
 LOOKAHEAD_NAMES = {"flat": "Flat", "iw": "IW", "aiw": "AIW", "baiw": "BAIW", "caiw": "C-AIW"}
 #: what a uniform twin chooses among (its report variant: "uniform among <this>")
 CANDIDATE_NAMES = {"flat": "primitive successors", "iw": "IW(1) candidates", "aiw": "AIW(1) candidates",
                    "baiw": "BAIW(1) candidates", "caiw": "C-AIW(1) candidates"}
 #: the block's ``untrained`` values besides false (:meth:`RGNNPolicy.twin_variants`)
 TWIN_VALUES = (True, "uniform")
+#: the lookaheads that abstract atoms in their novelty test (Section 3, Appendix B): the ones the
+#: "Reduced Goals" switch changes
+ABSTRACTING = ("aiw", "baiw", "caiw")
+#: Table 5's switches (:func:`ablation_switches`): their values in the paper's full AIW-AD, and the
+#: table's labels of the ablated ones (report variants)
+SWITCH_DEFAULTS = {"tree_atoms": True, "goals": GOALS[0]}
+SWITCH_NAMES = {"tree_atoms": "No Tree-Atoms", "goals": "Reduced Goals"}
 
 
 def untrained_mode(config: dict, name: str = "<row>") -> bool | str:
@@ -57,8 +68,45 @@ def untrained_mode(config: dict, name: str = "<row>") -> bool | str:
     return untrained_value(config, name, TWIN_VALUES)
 
 
+def ablation_switches(config: dict, name: str = "<row>") -> tuple[bool, str]:
+    """The block's Appendix C ablation switches (Table 5), ``(tree_atoms, goals)``:
+
+    * ``tree_atoms`` (bool, default true): the AD encoding's tree atoms ``P_E(o_s', o_s'')``, one per
+      edge of the lookahead tree (Section 5, R^T_E); ``false`` is "No Tree-Atoms", the relation set
+      R^T \\ R^T_E (:class:`~planarena.methods.rgnn_policies.encodings.NoTreeAtomsEncoder`).
+    * ``goals`` (``full`` | ``reduced``, default ``full``): AIW keeps goal atoms whole in its
+      novelty test (Section 3); ``reduced`` is "Reduced Goals": "AIW now also applies the
+      abstracted novelty checks on atoms P(o1, ..., on) that match an atom P_g(o1, ..., on) in the
+      goal", with the full AD relation set (a lookahead change, not an encoding one).
+
+    Absent or null: the default (the paper's full AIW-AD).
+
+    Raises:
+        ValueError: one line naming ``methods.<name>.<key>``: a value that is not one of the
+            switch's, ``tree_atoms: false`` with another encoding than AD (only AD has tree atoms),
+            ``goals: reduced`` with a lookahead that abstracts nothing (``flat``, ``iw``).
+    """
+    tree = config.get("tree_atoms")
+    tree = SWITCH_DEFAULTS["tree_atoms"] if tree is None else tree
+    if tree is not True and tree is not False:
+        raise ValueError(f"params: methods.{name}.tree_atoms={tree!r}; one of true, false")
+    goals = config.get("goals")
+    goals = SWITCH_DEFAULTS["goals"] if goals is None else goals
+    if not isinstance(goals, str) or goals not in GOALS:
+        raise ValueError(f"params: methods.{name}.goals={goals!r}; one of {', '.join(GOALS)}")
+    encoding, kind = config.get("encoding", "ad"), config.get("lookahead", "aiw")
+    if not tree and encoding != "ad":
+        raise ValueError(f"params: methods.{name}.tree_atoms=false (No Tree-Atoms) needs encoding: ad, the only "
+                         f"encoding with tree atoms (got {encoding!r})")
+    if goals == "reduced" and kind not in ABSTRACTING:
+        raise ValueError(f"params: methods.{name}.goals=reduced (Reduced Goals) needs an abstracting lookahead "
+                         f"({', '.join(ABSTRACTING)}; got {kind!r})")
+    return tree, goals
+
+
 class RGNNPolicy(Method):
-    """A width-based R-GNN policy (params block keys: ``lookahead``, ``encoding``, ``seeds``)."""
+    """A width-based R-GNN policy (params block keys: ``lookahead``, ``encoding``, ``seeds``, and
+    Table 5's switches ``tree_atoms`` and ``goals``, :func:`ablation_switches`)."""
 
     family = FAMILY
     device_param = "rgnn_policies.device"
@@ -92,8 +140,19 @@ class RGNNPolicy(Method):
                  "Abstracted IW(1); BAIW: base-abstracted; C-AIW: capacity-limited), input encodings AA "
                  "(aggregated actions), Ext (one R-GNN pass per candidate), AD (aggregated deltas, one pass for the "
                  "whole tree); DQN with lifted hindsight relabelling; no revisits, a cap on choices"),)
+        if enc in ("int", "id"):
+            info += (("Internal / Internal-Delta encodings (Appendix C, Table 6)",
+                      "one R-GNN graph per transition s -> s' over shared object nodes: Int adds R^s' under a "
+                      "duplicated predicate set, ID the delta atoms of s' (P+, P-, goal deltas) without a state "
+                      "node; Q = MLP(sum_o f(o)) per graph (the readout is not in the paper)"),)
+        off = [label for key, label in SWITCH_NAMES.items() if config.get(key) not in (None, SWITCH_DEFAULTS[key])]
+        if off:
+            info += (("AIW-AD ablations (Appendix C, Table 5)",
+                      "No Tree-Atoms: AD without the tree atoms P_E; Reduced Goals: AIW also abstracts the atoms of "
+                      "the goal in its novelty test"),)
+        variant = f"{LOOKAHEAD_NAMES.get(kind, kind)}-{ENCODING_NAMES.get(enc, enc)}"
         horizon = int(_section(params).get("max_choices", {}).get("flat", 1000)) if kind == "flat" else None
-        return ReportTraits(role="model", variant=f"{LOOKAHEAD_NAMES.get(kind, kind)}-{ENCODING_NAMES.get(enc, enc)}",
+        return ReportTraits(role="model", variant=" ".join([variant, *off]),
                             info=info, horizon=horizon, kind="policy" if kind == "flat" else "lookahead policy",
                             budget=_budget(params), ablations=_ablations(cls, config, params))
 
@@ -110,6 +169,7 @@ class RGNNPolicy(Method):
         if self.encoding == "aa" and self.kind != "flat":
             raise ValueError(f"params: methods.{name}: the AA encoding scores ground actions, so it needs "
                              f"lookahead: flat (got {self.kind!r})")
+        self.tree_atoms, self.goals = ablation_switches(config, name)
         self.untrained = untrained_mode(config, name)
         self._facts: dict = {}
         self._nets: dict = {}
@@ -184,16 +244,28 @@ class RGNNPolicy(Method):
     def _cache(self):
         from planarena.methods.rgnn_policies.policy import LookaheadCache
 
-        # a uniform twin reads no encoding: it needs the trees, not AD's deltas
+        # a uniform twin reads no encoding: it needs the trees, not AD's / ID's deltas
         return LookaheadCache(self.kind, int(self.section().get("capacity", 1000)),
-                              with_deltas=self.encoding == "ad" and self.untrained != "uniform")
+                              with_deltas=self.encoding in ("ad", "id") and self.untrained != "uniform",
+                              goals=self.goals)
 
     def _network(self, domain_obj):
         from planarena.methods.rgnn_policies.encodings import PolicyNetwork
 
         m = self.section().get("model") or {}
         return PolicyNetwork(domain_obj, self.encoding, int(m.get("embedding_size", 32)), int(m.get("layers", 30)),
-                             bool(m.get("depth_nodes", True)), float(m.get("depth_rank_weight", 1.0)))
+                             bool(m.get("depth_nodes", True)), float(m.get("depth_rank_weight", 1.0)),
+                             tree_atoms=self.tree_atoms)
+
+    def switches(self) -> dict:
+        """This block's Table 5 switches that differ from the paper's full AIW-AD (``{}`` for every
+        other row, so that their content keys and records stay what they were)."""
+        out: dict = {}
+        if not self.tree_atoms:
+            out["tree_atoms"] = False
+        if self.goals != SWITCH_DEFAULTS["goals"]:
+            out["goals"] = self.goals
+        return out
 
     # -- training --------------------------------------------------------------------------------
     def equivalent_lookahead(self, problems: list[tuple]) -> str:
@@ -236,7 +308,7 @@ class RGNNPolicy(Method):
 
         section = self.section()
         files = [self.ps.domain_file(domain), *(self.ps.problem_file(e) for e in entries)]
-        return stable_hash({"lookahead": lookahead, "encoding": self.encoding, "seed": seed,
+        return stable_hash({"lookahead": lookahead, "encoding": self.encoding, "seed": seed, **self.switches(),
                             "capacity": section.get("capacity", 1000) if lookahead == "caiw" else None,
                             "model": section.get("model"), "train": section.get("train"),
                             "device": self.device,
@@ -418,6 +490,8 @@ class RGNNPolicy(Method):
         encoding = None if self.untrained == "uniform" else self.encoding
         extra = {"lookahead": self.kind, "encoding": encoding, "best_episode": info.get("best_episode"),
                  "parameters": info.get("parameters"), "diverged_at": info.get("diverged_at")}
+        # Table 5's switches, where they differ from the full AIW-AD (a uniform twin reads no encoding)
+        extra.update({k: v for k, v in self.switches().items() if k == "goals" or encoding is not None})
         if self.untrained:
             extra["untrained"] = self.untrained
         out = []
@@ -466,13 +540,15 @@ def _budget(params: dict) -> Budget:
 
 def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
     """The paper's ablations of AIW-AD, declared from the main variant's side: the AD row against
-    the same lookahead with another encoding (Ext: Tables 1 and 6; AA for Flat: Table 3), and the
-    AIW row against the same encoding with another lookahead (IW: Table 1; BAIW, C-AIW, Flat:
-    Table 3)."""
+    the same lookahead with another encoding (Ext: Tables 1 and 6; Int, ID: Table 6; AA for Flat:
+    Table 3), the AIW row against the same encoding with another lookahead (IW: Table 1; BAIW,
+    C-AIW, Flat: Table 3), and the full AD / AIW row against Table 5's "No Tree-Atoms" and "Reduced
+    Goals" (:func:`ablation_switches`)."""
     from planarena.methods.ablations import counterparts, plain
 
     def view(c: dict) -> dict:
-        return plain(c, lookahead="aiw", encoding="ad")
+        c = {k: v for k, v in c.items() if not (k in ("tree_atoms", "goals") and v is None)}
+        return plain(c, lookahead="aiw", encoding="ad", **SWITCH_DEFAULTS)
 
     me = view(config)
     out = []
@@ -482,7 +558,13 @@ def _ablations(cls, config: dict, params: dict) -> tuple[tuple[str, str], ...]:
     if me["lookahead"] == "aiw":
         out += [(name, f"lookahead: AIW vs {LOOKAHEAD_NAMES.get(v['lookahead'], v['lookahead'])}")
                 for name, v in counterparts(cls, config, params, view, "lookahead")]
+    if me["encoding"] == "ad" and me["tree_atoms"] is True:
+        out += [(name, f"tree atoms: P_E vs {SWITCH_NAMES['tree_atoms']}")
+                for name, _ in counterparts(cls, config, params, view, "tree_atoms")]
+    if me["lookahead"] in ABSTRACTING and me["goals"] == SWITCH_DEFAULTS["goals"]:
+        out += [(name, f"goals: goal atoms kept whole vs {SWITCH_NAMES['goals']}")
+                for name, _ in counterparts(cls, config, params, view, "goals")]
     return tuple(out)
 
 
-__all__ = ["FAMILY", "RGNNPolicy", "uniform_seed", "untrained_mode"]
+__all__ = ["FAMILY", "RGNNPolicy", "ablation_switches", "uniform_seed", "untrained_mode"]

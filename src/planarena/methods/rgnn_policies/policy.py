@@ -22,32 +22,40 @@ from planarena.methods.rgnn_policies.lookahead import AtomFeatures, LookaheadTim
 
 
 class ProblemContext:
-    """What the lookahead and the AD encoding need of one problem, built once (no re-grounding in
-    a loop): the novelty features of its atoms and the delta literals."""
+    """What the lookahead and the AD / Internal-Delta encodings need of one problem, built once (no
+    re-grounding in a loop): the novelty features of its atoms (``goals``: ``full`` or ``reduced``,
+    Appendix C's "Reduced Goals"; :class:`~planarena.methods.rgnn_policies.lookahead.AtomFeatures`)
+    and the delta literals."""
 
-    def __init__(self, problem, kind: str, types: dict[str, str | None]):
+    def __init__(self, problem, kind: str, types: dict[str, str | None], goals: str = "full"):
         self.problem = problem
         self.kind = kind
         novelty = {"iw": "iw", "aiw": "aiw", "caiw": "aiw", "baiw": "baiw"}.get(kind)
-        self.features = AtomFeatures(problem, novelty, types) if novelty else None
+        self.features = AtomFeatures(problem, novelty, types, goals) if novelty else None
         self.deltas = DeltaLiterals(problem)
 
 
 class LookaheadCache:
-    """Lookahead trees (and AD deltas) per state, computed once: the DQN target and the rollouts
-    ask for the same states many times. Bounded (least recently used out).
+    """Lookahead trees (and AD / Internal-Delta deltas) per state, computed once: the DQN target and
+    the rollouts ask for the same states many times. Bounded (least recently used out).
 
     Args:
         kind: lookahead kind (:data:`~planarena.methods.rgnn_policies.lookahead.KINDS`).
         capacity: C-AIW's capacity. max_entries: trees kept.
+        with_deltas: compute each tree's delta literals (:meth:`DeltaLiterals.deltas`).
+        goals: how AIW / BAIW / C-AIW novelty treats goal atoms
+            (:data:`~planarena.methods.rgnn_policies.lookahead.GOALS`; ``reduced``: Appendix C's
+            "Reduced Goals" ablation).
         contexts: pymimir problem -> :class:`ProblemContext` (built by :meth:`add`).
     """
 
-    def __init__(self, kind: str, capacity: int = 1000, max_entries: int = 20000, with_deltas: bool = True):
+    def __init__(self, kind: str, capacity: int = 1000, max_entries: int = 20000, with_deltas: bool = True,
+                 goals: str = "full"):
         self.kind = kind
         self.capacity = capacity
         self.max_entries = max_entries
         self.with_deltas = with_deltas
+        self.goals = goals
         self.contexts: dict = {}
         self._trees: OrderedDict = OrderedDict()
         self.stats = {"lookaheads": 0, "expanded": 0, "generated": 0, "seconds": 0.0}
@@ -55,10 +63,10 @@ class LookaheadCache:
     def add(self, problem, types: dict[str, str | None]) -> None:
         """Register ``problem`` (its object types: AIW's r(o))."""
         if problem not in self.contexts:
-            self.contexts[problem] = ProblemContext(problem, self.kind, types)
+            self.contexts[problem] = ProblemContext(problem, self.kind, types, self.goals)
 
     def get(self, state, deadline: float | None = None) -> tuple[LookaheadTree, list | None]:
-        """``(tree, deltas)`` of ``state`` (deltas None unless AD).
+        """``(tree, deltas)`` of ``state`` (deltas None unless ``with_deltas``).
 
         Raises:
             KeyError: the state's problem was not registered. LookaheadTimeout: past ``deadline``.
