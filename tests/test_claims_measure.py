@@ -153,6 +153,17 @@ def test_lookahead_cost_measures_each_side_on_fresh_parses(tmp_path):
     with pytest.raises(ValueError, match="test-giant"):
         list(lookahead_cost(params, ["iw"], {"splits": ["test-giant"]}, set()))
     assert spread(list(range(10)), 4) == [0, 3, 6, 9] and spread([1, 2], 5) == [1, 2]
+    # subgoals: the tiny problem's goal atoms left in the tree's best state, and whether it gains one
+    for r in rows:
+        assert r["values"]["goals_left"] >= 0 and r["values"]["subgoal"] in (0, 1)
+    assert rows[0]["values"]["subgoal"] == 1 or rows[0]["values"]["goals_left"] == 0
+    # a second claim leaves out the problems the first measured (its committed rows)
+    (tmp_path / "first.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    later = list(lookahead_cost(params, ["iw"], {"splits": ["test-easy", "test-medium"],
+                                                 "exclude": [str(tmp_path / "first.jsonl")]}, set()))
+    assert [(r["split"], r["problem"]) for r in later] == [("test-medium", "p01")]
+    with pytest.raises(ValueError, match="no such measurement file"):
+        list(lookahead_cost(params, ["iw"], {"exclude": [str(tmp_path / "absent.jsonl")]}, set()))
 
 
 PAIRS = """
@@ -263,3 +274,18 @@ power:
     assert by[("d2", "u0", "aiw")] == pytest.approx(by[("d2", "u0", "iw")])
     with pytest.raises(ValueError, match="unknown key"):
         measure_power._ratios({"aiw": {"iw": {"mean": 1}}}, ["iw", "aiw"], "t")
+
+
+def test_measurement_power_ratio_models_per_metric(tmp_path):
+    """One ratio model per metric: expansions fall, CPU seconds do not (a per-metric null)."""
+    from planarena.claims import measure_power
+
+    ratios = measure_power._ratios({"aiw": {"iw": {"expanded": {"log_mean": -1.0, "sd": 0.0},
+                                                   "cpu_s": {"log_mean": 0.0, "sd": 0.0}}}}, ["iw", "aiw"], "t")
+    assert [(a, b, m) for a, b, m, _ in ratios] == [("aiw", "iw", "expanded"), ("aiw", "iw", "cpu_s")]
+    claim = _claim(tmp_path, CLAIM.replace("{{lower: [iw, aiw], metric: expanded}}",
+                                           "{{lower: [iw, aiw], metric: cpu_s}}"))
+    rows = measure_power.simulated_rows(claim, 4, {"iw": 0.0, "aiw": 0.0}, {}, np.random.default_rng(1), ratios)
+    by = {(r["problem"], r["side"]): r["values"] for r in rows}
+    assert by[("u0", "aiw")]["expanded"] == pytest.approx(by[("u0", "iw")]["expanded"] * math.exp(-1.0))
+    assert by[("u0", "aiw")]["cpu_s"] == pytest.approx(by[("u0", "iw")]["cpu_s"])

@@ -24,6 +24,10 @@ that falls as problems grow::
 
       paper:
         ratio: {A: {B: {log_mean: -1.1, slope: -0.5, sd: 0.4}}}   # each a number or {domain: number, "*": default}
+        ratio: {A: {B: {expanded: {log_mean: -1.1}, cpu_s: {log_mean: -0.9}}}}   # or one model per metric
+
+Every metric starts from the same latent values per side (the ``lower`` pairs), and a metric's
+ratio models then set A from B.
 
 The cells are the claim's domains (``experiment.domains``) times the splits its atoms name (one
 unnamed split when none does), ``units`` each.
@@ -86,8 +90,10 @@ def _means(pairs: dict, sides: list[str], where: str) -> dict[str, float]:
     return mu
 
 
-def _ratios(spec: dict | None, sides: list[str], where: str) -> list[tuple[str, str, dict]]:
-    """``[(A, B, {log_mean, slope, sd})]`` from ``{A: {B: {...}}}`` (module docstring).
+def _ratios(spec: dict | None, sides: list[str], where: str) -> list[tuple[str, str, str | None, dict]]:
+    """``[(A, B, metric, {log_mean, slope, sd})]`` from ``{A: {B: model}}`` (module docstring),
+    ``model`` either the keys of :data:`RATIO_KEYS` (every metric; ``metric`` None) or
+    ``{metric: {...}}`` (one model per metric the atoms name).
 
     Raises:
         ValueError: an unknown side or key, or a value that is neither a number nor a
@@ -98,15 +104,20 @@ def _ratios(spec: dict | None, sides: list[str], where: str) -> list[tuple[str, 
         for b, model in (row or {}).items():
             if a not in sides or b not in sides:
                 raise ValueError(f"{where}: ratio ({a}, {b}) names a side outside experiment.methods")
-            unknown = set(model or {}) - set(RATIO_KEYS)
-            if unknown:
-                raise ValueError(f"{where}: ratio ({a}, {b}) has unknown key(s) {', '.join(sorted(unknown))}; "
-                                 f"one of {', '.join(RATIO_KEYS)}")
-            for k, v in (model or {}).items():
-                values = v.values() if isinstance(v, dict) else [v]
-                if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in values):
-                    raise ValueError(f"{where}: ratio ({a}, {b}).{k} must be a number or {{domain: number}}, got {v!r}")
-            out.append((a, b, {**RATIO_KEYS, **(model or {})}))
+            model = model or {}
+            per_metric = bool(model) and all(isinstance(v, dict) and set(v) <= set(RATIO_KEYS) and k not in RATIO_KEYS
+                                             for k, v in model.items())
+            for metric, m in (model.items() if per_metric else [(None, model)]):
+                unknown = set(m) - set(RATIO_KEYS)
+                if unknown:
+                    raise ValueError(f"{where}: ratio ({a}, {b}) has unknown key(s) {', '.join(sorted(unknown))}; "
+                                     f"one of {', '.join(RATIO_KEYS)}, or a metric mapping to them")
+                for k, v in m.items():
+                    values = v.values() if isinstance(v, dict) else [v]
+                    if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in values):
+                        raise ValueError(f"{where}: ratio ({a}, {b}).{k} must be a number or {{domain: number}}, "
+                                         f"got {v!r}")
+                out.append((a, b, metric, {**RATIO_KEYS, **m}))
     return out
 
 
@@ -136,20 +147,24 @@ def simulated_rows(claim: Claim, units: int, mu: dict, completed: dict, rng: np.
     sides = list(mu)
     rows = []
     for domain, split in cells(claim):
-        base = np.array([mu[s] for s in sides])[None, :] + rng.standard_normal((units, len(sides)))
-        values = np.exp(base)
+        base = np.exp(np.array([mu[s] for s in sides])[None, :] + rng.standard_normal((units, len(sides))))
         z = np.linspace(-1.0, 1.0, units) if units > 1 else np.zeros(1)
-        for a, b, model in ratios or []:
-            log = (_at(model["log_mean"], domain) + _at(model["slope"], domain) * z
-                   + _at(model["sd"], domain) * rng.standard_normal(units))
-            values[:, sides.index(a)] = values[:, sides.index(b)] * np.exp(log)
+        values = {}
+        for metric in metrics:
+            v = base.copy()
+            for a, b, only, model in ratios or []:
+                if only is None or only == metric:
+                    log = (_at(model["log_mean"], domain) + _at(model["slope"], domain) * z
+                           + _at(model["sd"], domain) * rng.standard_normal(units))
+                    v[:, sides.index(a)] = v[:, sides.index(b)] * np.exp(log)
+            values[metric] = v
         done = rng.random((units, len(sides)))
         for i in range(units):
             for j, side in enumerate(sides):
                 ok = bool(done[i, j] < completed.get(side, 1.0))
                 rows.append({"domain": domain, "split": split, "problem": f"u{i}", "objects": 10 * (i + 1),
                              "side": side, "completed": ok,
-                             "values": {k: float(values[i, j]) for k in metrics} if ok else {}})
+                             "values": {k: float(values[k][i, j]) for k in metrics} if ok else {}})
     return rows
 
 
