@@ -354,7 +354,7 @@ def load_claim(path: str | Path) -> Claim:
     if power is not None and not isinstance(power, dict):
         raise _fail(path, "power: expects a mapping (paper / floor rates, icc; docs/claims.md#the-power-check)")
     return Claim(
-        id=doc["id"], paper=str(doc["paper"]), where=str(doc["where"]), claim=" ".join(str(doc["claim"]).split()),
+        id=doc["id"], paper=str(doc["paper"]), where=" ".join(str(doc["where"]).split()), claim=" ".join(str(doc["claim"]).split()),
         experiment=exp, cost=dict(doc["cost"] or {}), published=dict(doc.get("published") or {}),
         gate=blocks["gate"], confirm=blocks["confirm"], refute=blocks["refute"], source=path,
         digest=hashlib.sha256(raw_bytes).hexdigest()[:12], alpha=float(doc.get("alpha", 0.05)),
