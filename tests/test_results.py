@@ -48,6 +48,22 @@ def test_problem_matrix_means_each_problems_queries_per_seed_and_falls_back_to_d
     assert pm.unit == "domains" and pm.keys == [("bw",), ("gr",)] and pm.matrix.tolist() == [[0.5], [1.0]]
 
 
+def test_problem_matrix_pools_seeds_when_the_held_out_problems_depend_on_the_seed():
+    """Extrapolation draws its held-out problems per seed: no problem is tested under every seed, so
+    each enters with its mean over the seeds that tested it (one column), not dropped (which left
+    no row at all and made every Extrapolation atom read "no records")."""
+    records = [_pool("m", "extrapolation", "bw", [0, 9], ["p0", "p1"], seed=13),
+               _pool("m", "extrapolation", "bw", [0, 0], ["p2", "p3"], seed=14),
+               _pool("m", "extrapolation", "bw", [9, 0], ["p0", "p2"], seed=15)]
+    pm = HitMatrices(records).problem_matrix("m", "extrapolation", 5, None)
+    assert pm.seed_pooled and pm.seeds == [13, 14, 15] and pm.matrix.shape == (4, 1)
+    assert dict(zip(pm.keys, pm.matrix[:, 0])) == {("bw", "p0"): 0.5, ("bw", "p1"): 0.0, ("bw", "p2"): 1.0,
+                                                   ("bw", "p3"): 1.0}
+    # a protocol that tests every problem under every seed keeps its (problems, seeds) matrix
+    full = HitMatrices([_pool("m", "interpolation", "bw", [0, 9], ["p0", "p1"], seed=s) for s in (13, 14)])
+    assert not full.problem_matrix("m", "interpolation", 5, None).seed_pooled
+
+
 def test_ranking_reads_the_unit_scores_of_the_results_layer():
     records = [_pool("m", "interpolation", "bw", [0, 9], ["p0", "p1"])]
     assert ranking.unit_scores is unit_scores

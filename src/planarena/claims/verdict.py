@@ -24,6 +24,8 @@ interval); a method without runs satisfies neither ``at_least`` nor ``at_most``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 from collections import defaultdict
@@ -67,7 +69,8 @@ class AtomResult:
         def cell(m: str, iv: stats.Interval) -> str:
             if not iv.n or math.isnan(iv.value):
                 return f"`{m}` no records"
-            count = (f"{iv.n} problems x {iv.runs} seeds" if self.atom.is_hit
+            count = ((f"{iv.n} problems x {iv.runs} seeds" if iv.runs else
+                      f"{iv.n} problems (each the mean over the seeds that held it out)") if self.atom.is_hit
                      else f"{iv.k}/{iv.n} runs" if self.atom.is_run
                      else f"{round(iv.value * iv.n * iv.runs)}/{iv.n * iv.runs}")
             return f"`{m}` {iv.value:.2f} {stats.format_interval(iv)} {count}"
@@ -174,6 +177,10 @@ def _measure_hit(atom: Atom, hits, seed: int, alpha: float, intervals: bool = Tr
     values = {f"{m}@{p}": (stats.hierarchical_bootstrap(mat, seed) if mat.size and intervals
                            else _value_only(mat) if mat.size else stats.wilson(0, 0))
               for (m, p), (_, mat) in zip(atom.sides(), sides)}
+    # a side whose problems were held out under some seeds only: one column of per-problem means
+    # (runs = 0 tells the page "seeds pooled per problem")
+    values = {k: dataclasses.replace(v, runs=0) if getattr(pm, "seed_pooled", False) and v.n else v
+              for (k, v), pm in zip(values.items(), sides)}
     if len(sides) < 2:
         return values, None, None, "problems"
     (ka, ma), (kb, mb) = sides

@@ -213,12 +213,16 @@ class ProblemMatrix:
         seeds: the columns, sorted.
         unit: ``"problems"``, or ``"domains"`` when some record does not name its queries' problems
             (``extra["query_problem"]``): then each row is one domain.
+        seed_pooled: True when the rows were not all tested under every seed (a protocol whose
+            held-out problems depend on the seed): ``matrix`` is then ``(rows, 1)``, each row's mean
+            over the seeds that tested it, and ``seeds`` the seeds seen.
     """
 
     keys: list[tuple]
     matrix: np.ndarray
     seeds: list[int] = field(default_factory=list)
     unit: str = "problems"
+    seed_pooled: bool = False
 
     def __iter__(self) -> Iterator:
         return iter((self.keys, self.matrix))
@@ -311,6 +315,12 @@ class HitMatrices:
         means = {u: {s: float(np.mean(v)) for s, v in by.items() if v} for u, by in sums.items()}
         keys, mat = unit_matrix(means)
         seeds = sorted(set().union(*(v.keys() for v in means.values()))) if means else []
+        if len(keys) < len(means):
+            # the held-out problems depend on the seed (Extrapolation's partition is drawn per seed):
+            # every problem enters with its mean over the seeds that tested it, one column
+            keys = sorted(means)
+            mat = np.array([[float(np.mean(list(means[u].values())))] for u in keys], dtype=float).reshape(-1, 1)
+            return ProblemMatrix(keys, mat, seeds, unit, seed_pooled=True)
         return ProblemMatrix(keys, mat, seeds, unit)
 
     def _rank_records(self) -> list[ResultRecord]:
