@@ -109,3 +109,17 @@ def only_domains(params: dict, *domains: str) -> dict:
     doms = params["suites"]["generated"]["domains"]
     params["suites"]["generated"]["domains"] = {d: doms[d] for d in domains}
     return params
+
+
+def generated_smoke_suite(folder: Path, *domains: str, params: dict | None = None):
+    """``(params, layout)``: the smoke profile's generated suite of ``domains`` (``params``: smoke
+    params to start from, e.g. with twins added), one seed, in-process, generated under ``folder``."""
+    from planarena.config import Layout
+    from planarena.datasets.suites import run_stage as generate
+
+    params = only_domains(params if params is not None else smoke_profile_params(), *domains)
+    params["jobs"] = 1
+    params["evaluation"]["seeds"] = [13]
+    layout = Layout(root=Path(folder) / "data")
+    generate(params, layout)
+    return params, layout

@@ -228,11 +228,11 @@ def test_sign_test_over_seed_pairs_counts_directions_and_diverged_runs(tmp_path)
 def test_measurement_power_check_simulates_the_declared_pair_rates(tmp_path):
     from planarena.claims import measure_power
 
-    rep = measure_power.check(_claim(tmp_path, PAIRS.replace("P_PAPER", "0.889"), name="cl-lower"), draws=300)
+    rep = measure_power.check(_claim(tmp_path, PAIRS.replace("P_PAPER", "0.889"), name="cl-lower"), draws=200)
     assert rep.simulated and rep.passes, rep.table()
     # the exact binomial values: P(X >= 10 | 12, 0.889) = 0.86, P(X >= 10 | 12, 0.5) = 0.019
     assert abs(rep.p("paper", "confirmed") - 0.86) < 0.07 and rep.p("floor", "confirmed") < 0.06
-    weak = measure_power.check(_claim(tmp_path, PAIRS.replace("P_PAPER", "0.7"), name="cl-lower"), draws=300)
+    weak = measure_power.check(_claim(tmp_path, PAIRS.replace("P_PAPER", "0.7"), name="cl-lower"), draws=200)
     assert not weak.passes and "P(confirmed | paper)" in weak.problems[0]
     # no declared model: not simulated, so `claims run` needs --force
     bare = _claim(tmp_path, PAIRS.replace("P_PAPER", "0.889").replace("  units: 12\n", ""), name="cl-lower")

@@ -46,11 +46,13 @@ def test_hook_gives_roles_and_variants_from_the_params_blocks(traits):
 def test_info_rows_and_notes_come_from_the_families(traits):
     rows = info_rows(traits)
     # once, not 9 times; the L1 ablation block (wl_xgb_delta_l1) adds its own row; the 14 SATr
-    # blocks share two (the family, the PlanGPT baseline); the 8 width-based policy blocks one; the
-    # 7 DIAS blocks one
+    # blocks share two (the family, the PlanGPT baseline); the 12 width-based policy blocks three
+    # (the family, Table 5's switches, Table 6's encodings); the 7 DIAS blocks one
     assert [item for item, _ in rows] == ["WL histogram (state-centric models)",
                                           "WL histogram (blocks with `model_params.normalise: l1`)",
                                           "Symmetry-aware transformers", "PlanGPT", "Width-based R-GNN policies",
+                                          "AIW-AD ablations (Appendix C, Table 5)",
+                                          "Internal / Internal-Delta encodings (Appendix C, Table 6)",
                                           "WL-GOOSE", "DIAS (schema learning)"]
     assert rows[0][1].startswith("raw colour counts (`transition_models.<lstm|xgb>.normalise`;")
     assert rows[1][1].startswith("L1-normalised: the histogram ablation")

@@ -19,7 +19,7 @@ import pytest
 import torch
 import yaml
 
-from conftest import ROOT, only_domains, smoke_profile_params
+from conftest import ROOT, generated_smoke_suite, smoke_profile_params
 from planarena.config import Layout
 from planarena.core.pddl import load_problem
 from planarena.core.validation import validate_plan
@@ -417,14 +417,7 @@ def test_variant_row_trains_and_plans(spanner, tmp_path, row):
 @pytest.fixture(scope="module")
 def gripper(tmp_path_factory):
     """The smoke profile's generated Gripper suite (one seed, in-process)."""
-    from planarena.datasets.suites import run_stage as generate
-
-    params = only_domains(smoke_profile_params(), "gripper")
-    params["jobs"] = 1
-    params["evaluation"]["seeds"] = [13]
-    layout = Layout(root=tmp_path_factory.mktemp("variants") / "data")
-    generate(params, layout)
-    return params, layout
+    return generated_smoke_suite(tmp_path_factory.mktemp("variants"), "gripper")
 
 
 def test_variant_rows_train_models_of_their_own(gripper):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import only_domains, smoke_profile_params
+from conftest import generated_smoke_suite, smoke_profile_params
 from planarena.config import Layout
 from planarena.core.io import JsonlWriter, read_jsonl
 from planarena.methods.base import ReportTraits
@@ -38,14 +38,8 @@ def _twins(params: dict, rows=ROWS) -> dict:
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     """Smoke-sized generated Gripper and VisitAll (1-2 problems per split), one seed, in-process."""
-    from planarena.datasets.suites import run_stage as generate
-
-    params = _twins(only_domains(smoke_profile_params(), "gripper", "visitall"))
-    params["jobs"] = 1
-    params["evaluation"]["seeds"] = [13]
-    layout = Layout(root=tmp_path_factory.mktemp("twins") / "data")
-    generate(params, layout)
-    return params, layout
+    return generated_smoke_suite(tmp_path_factory.mktemp("twins"), "gripper", "visitall",
+                                 params=_twins(smoke_profile_params()))
 
 
 def _no_training(monkeypatch):
