@@ -41,6 +41,7 @@ from scipy import stats as sstats
 
 from planarena import stats
 from planarena.config import Layout
+from planarena.results import ProblemMatrix
 from planarena.claims.spec import BLOCKS, RETIRED, Claim
 from planarena.claims.verdict import VERDICTS, evaluate_data
 
@@ -291,7 +292,8 @@ class SimulatedData:
                 m = self._draw(method, [(d, protocol)], lambda w: w, f"hit@{k}", seeds, QUERIES)
                 mats.append(m)
                 keys += [(d, f"p{i}") for i in range(m.shape[0])]
-            self._cache[key] = (keys, np.vstack(mats) if mats else np.zeros((0, seeds)))
+            self._cache[key] = ProblemMatrix(keys, np.vstack(mats) if mats else np.zeros((0, seeds)),
+                                             list(range(seeds)))
         return self._cache[key]
 
     def count(self, method: str, domain: str | None, metric: str) -> tuple[int, int]:

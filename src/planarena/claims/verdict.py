@@ -179,7 +179,7 @@ def _measure_hit(atom: Atom, hits, seed: int, alpha: float, intervals: bool = Tr
               for (m, p), (_, mat) in zip(atom.sides(), sides)}
     # a side whose problems were held out under some seeds only: one column of per-problem means
     # (runs = 0 tells the page "seeds pooled per problem")
-    values = {k: dataclasses.replace(v, runs=0) if getattr(pm, "seed_pooled", False) and v.n else v
+    values = {k: dataclasses.replace(v, runs=0) if pm.seed_pooled and v.n else v
               for (k, v), pm in zip(values.items(), sides)}
     if len(sides) < 2:
         return values, None, None, "problems"
