@@ -206,8 +206,16 @@ def plot_coverage_by_size(rows: Sequence[Mapping], path: str | os.PathLike) -> P
         return _save(fig, path)
     row_names = list(dict.fromkeys(data["row"]))
     domains = sorted(set(data["domain"]))
-    fig = _new_figure(len(row_names), len(domains), 3.6, 2.9)
+    # fixed margins instead of constrained layout: with a panel per row and domain (50+ axes on the
+    # default profile) the layout solver took half of the report stage's time. The legends sit in a
+    # right margin sized, once every panel is drawn, from the longest label
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    FigureCanvasAgg(fig)
     axes = fig.subplots(len(row_names), len(domains), squeeze=False)
+    longest = 0
     for i, row in enumerate(row_names):
         models = sorted(set(data[(data["row"] == row) & (data["kind"] == "model")]["method"]))
         style = {m: _MARKERS[j % len(_MARKERS)] for j, m in enumerate(models)}
@@ -243,6 +251,12 @@ def plot_coverage_by_size(rows: Sequence[Mapping], path: str | os.PathLike) -> P
                     handles.append(h)
                     labels.append(label)
         axes[i][-1].legend(handles, labels, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        longest = max([longest, *map(len, labels)])
+    legend_in = min(8.0, 0.5 + 0.045 * longest)  # 6-point text: about 0.045 in per character
+    width_in, height_in = 3.6 * len(domains) + 0.7 + legend_in, 2.9 * len(row_names) + 0.8
+    fig.set_size_inches(width_in, height_in)
+    fig.subplots_adjust(left=0.7 / width_in, right=1 - legend_in / width_in, bottom=0.5 / height_in,
+                        top=1 - 0.35 / height_in, wspace=0.28, hspace=0.45)
     return _save(fig, path)
 
 
