@@ -266,7 +266,9 @@ def test_dias_paper_profile_is_appendix_a(paper, tmp_path):
               "logistics": (420, (100, 1000), (50, 500), 0.3), "miconic": (429, (100, 1000), (50, 500), 1.0),
               "satellite": (438, (100, 1000), (50, 500), 1.0), "spanner": (465, (200, 1000), (100, 500), 0.1),
               "visitall": (474, (100, 1000), (50, 500), 1.0), "hanoi": (411, (1000, 1000), (500, 500), 0.3),
-              "miconic_lift": (429, (100, 1000), (50, 500), 1.0)}   # Table 11's encoding: Table 11's numbers
+              "miconic_lift": (429, (100, 1000), (50, 500), 1.0),   # Table 11's encoding: Table 11's numbers
+              "npuzzle": (375, (100, 1000), (50, 500), 1.0), "sokoban": (447, (20, 1000), (10, 500), 1.0),
+              "sokoban_pull": (456, (100, 1000), (50, 500), 1.0)}
     assert sorted(paper["schema"]["domains"]) == sorted(tables)
     for domain, (line, n_train, n_val, alpha) in tables.items():
         d = domain_settings(paper, domain)

@@ -69,17 +69,18 @@ DOMAINS: dict[str, tuple[str, str]] = {
     # Table 11's own encoding (board / unboard / move_up / move_down; in_floor, in_lift, lift_pos)
     "miconic_lift": ("planarena.datasets.generators.miconic_lift", "domain.pddl"),
     "hanoi": ("planarena.datasets.generators.hanoi", "domain.pddl"),   # Table 9
+    "npuzzle": ("planarena.datasets.generators.npuzzle", "domain.pddl"),   # Table 5
+    # Tables 13 and 14: the paper's binary encoding (pypddl-datasets' IPC Sokoban has the ternary
+    # move-dir), without and with pull_box
+    "sokoban": ("planarena.datasets.generators.sokoban", "domain.pddl"),
+    "sokoban_pull": ("planarena.datasets.generators.sokoban_pull", "domain.pddl"),
     "satellite": ("satellite", "domain.pddl"),
     "spanner": ("spanner", "domain.pddl"),
     "visitall": ("visitall", "domain.pddl"),
 }
-#: the paper's domains this harness cannot build yet, and why
-#: (docs/papers/dias.md#what-is-reproduced says so too)
-UNAVAILABLE: dict[str, str] = {
-    "npuzzle": "pypddl-datasets has no N-Puzzle generator",
-    "sokoban": "the IPC Sokoban domain has the ternary predicate move-dir; the paper uses its own binary variant",
-    "sokoban_pull": "the paper's own Sokoban variant with pull_box is not published",
-}
+#: the paper's domains this harness cannot build, and why (none since N-Puzzle and the two Sokoban
+#: variants have planarena generators; a name here is refused with its reason)
+UNAVAILABLE: dict[str, str] = {}
 TEST_SPLIT = SCHEMA_SPLIT
 
 
@@ -88,7 +89,11 @@ class DomainSettings:
     """One domain's data settings (params ``schema.domains_settings.<domain>``; paper Tables 4-16).
 
     ``train`` / ``test``: generator keyword arguments of the walk instance and the three test
-    instances; ``n_train`` / ``n_validation``: ``(N_min, N_max)`` transitions per action name.
+    instances; ``n_train`` / ``n_validation``: ``(N_min, N_max)`` transitions per action name;
+    ``restart_every``: the walk restarts from the initial state after this many steps (None: only
+    at dead ends). Ours, for Sokoban: a box pushed into a corner is no dead end for the walk (the
+    player still moves) but ends its pushes, which the paper names as why random walks sample
+    Sokoban poorly (Section 5.2).
     """
 
     name: str
@@ -96,6 +101,7 @@ class DomainSettings:
     test: tuple[dict, ...]
     n_train: tuple[int, int]
     n_validation: tuple[int, int]
+    restart_every: int | None = None
 
 
 def domain_settings(params: dict, domain: str) -> DomainSettings:
@@ -114,6 +120,7 @@ def domain_settings(params: dict, domain: str) -> DomainSettings:
             name=domain, train=dict(block["train"]), test=tuple(dict(t) for t in block["test"]),
             n_train=tuple(int(x) for x in block["n_train"]),
             n_validation=tuple(int(x) for x in block["n_validation"]),
+            restart_every=None if block.get("restart_every") is None else int(block["restart_every"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"params: schema.generators.{domain}: expected train, test (list), n_train and "
@@ -207,9 +214,11 @@ def _action_text(ga) -> str:
 
 
 def random_walk(problem, atoms: _Atoms, bounds: tuple[int, int], action_names: list[str], seed: int,
-                max_steps: int) -> tuple[list[dict], dict]:
+                max_steps: int, restart_every: int | None = None) -> tuple[list[dict], dict]:
     """Transitions of a balanced random walk on ``problem`` until every action name has ``N_min``
     samples (``bounds = (N_min, N_max)``; at most ``N_max`` kept per name) or ``max_steps`` steps.
+    The walk starts again from the initial state at a dead end and, with ``restart_every``, after
+    that many steps since the last start.
 
     Returns:
         (rows ``{"s", "t", "a"}``, facts: steps, restarts, samples per action name, ``complete``).
@@ -219,14 +228,17 @@ def random_walk(problem, atoms: _Atoms, bounds: tuple[int, int], action_names: l
     counts: Counter = Counter()
     rows: list[dict] = []
     state = problem.get_initial_state()
-    steps = restarts = 0
+    steps = restarts = since = 0
     while steps < max_steps and any(counts[a] < n_min for a in action_names):
+        if restart_every is not None and since >= restart_every:
+            state, since = problem.get_initial_state(), 0
+            restarts += 1
         by_name: dict[str, list] = defaultdict(list)
         for ga in state.generate_applicable_actions():
             if _injective(ga):
                 by_name[ga.get_action().get_name()].append(ga)
         if not by_name:  # dead end: start again
-            state = problem.get_initial_state()
+            state, since = problem.get_initial_state(), 0
             restarts += 1
             continue
         name = rng.choice(sorted(by_name))
@@ -237,6 +249,7 @@ def random_walk(problem, atoms: _Atoms, bounds: tuple[int, int], action_names: l
             counts[name] += 1
         state = nxt
         steps += 1
+        since += 1
     return rows, {"steps": steps, "restarts": restarts, "samples": dict(sorted(counts.items())),
                   "complete": all(counts[a] >= n_min for a in action_names)}
 
@@ -346,7 +359,8 @@ def build_domain(params: dict, domain: str, out: Path) -> tuple[list[ProblemEntr
     facts = {}
     for split, bounds in (("train", cfg.n_train), ("validation", cfg.n_validation)):
         rows, facts[split] = random_walk(train_problem, atoms[train_name], bounds, names,
-                                         derive_seed(base_seed, "schema-walk", domain, split), max_steps)
+                                         derive_seed(base_seed, "schema-walk", domain, split), max_steps,
+                                         cfg.restart_every)
         write_jsonl(out / f"transitions.{split}.jsonl", rows)
         if not facts[split]["complete"]:
             print(f"warning: schema_data {domain}: {split} walk stopped after {max_steps} steps with "
@@ -357,7 +371,8 @@ def build_domain(params: dict, domain: str, out: Path) -> tuple[list[ProblemEntr
     noise_train = {"file": "transitions.train.jsonl", "n_min": cfg.n_train[0], "n_max": cfg.n_train[1]}
     if noisy is not None:
         rows, facts["train_noise"] = random_walk(train_problem, atoms[train_name], noisy, names,
-                                                 derive_seed(base_seed, "schema-walk", domain, "train"), max_steps)
+                                                 derive_seed(base_seed, "schema-walk", domain, "train"), max_steps,
+                                                 cfg.restart_every)
         write_jsonl(out / "transitions.train-noise.jsonl", rows)
         noise_train = {"file": "transitions.train-noise.jsonl", "n_min": noisy[0], "n_max": noisy[1]}
         if not facts["train_noise"]["complete"]:

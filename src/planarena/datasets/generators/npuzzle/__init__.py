@@ -1,0 +1,1 @@
+"""N-Puzzle in the DIAS paper's signature (Table 5)."""

@@ -1,0 +1,1 @@
+"""Sokoban in the DIAS paper's binary signature (Table 13)."""

@@ -1,0 +1,1 @@
+"""Sokoban-pull in the DIAS paper's binary signature (Table 14): Sokoban plus pull_box."""
