@@ -65,15 +65,16 @@ def _ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
 
 
-#: The methods the pipeline checks need: every family, every kind of floor (walk, identity,
-#: untrained twin) and of row (search, lookahead policy, decoder, schema learner), and the methods
-#: whose retraining is compared byte for byte. The other configurations are variants of these (unit
-#: tests cover them). A stage's cost here is mostly its process and DVC's bookkeeping (2-8 s each,
-#: its work well under a second for most), so every row left out keeps this test shorter (CI time):
-#: 13 rows, 26 of the 19 rows' 38 method stages.
+#: The methods the pipeline checks need: every family, every kind of floor a stage computes apart
+#: (the walk, the untrained twin, the schema references) and of row (search, lookahead policy,
+#: decoder, pool ranker, schema learner), and the methods whose retraining is compared byte for byte.
+#: The other configurations are variants of these whose stages are wired the same way (unit tests
+#: cover them: EmbedPlan's identity floor, DIAS's names-only observations). A stage's cost here is
+#: mostly its process and DVC's bookkeeping (2-8 s each, its work well under a second for most), so
+#: every row left out keeps this test shorter (CI time): 11 rows and the off row.
 E2E_METHODS = ("fd_astar_lmcut", "random_walk", "wl_xgb_delta", "wl_xgb_delta_untrained", "embedplan_mlp",
-               "embedplan_identity", "satr_encdec_cl_applicable", "aiw_ad", "aiw_ad_uniform", "wl_goose",
-               "schema_true_domain", "dias_strips", "dias_names")
+               "satr_encdec_cl_applicable", "aiw_ad", "aiw_ad_uniform", "wl_goose", "schema_true_domain",
+               "dias_strips")
 
 #: The stages rerun in the stage process (``jobs: 1``) and compared with the 2-worker cluster's
 #: outputs: one per kind of unit whose result once depended on the process it ran in (R-GNN
@@ -132,10 +133,10 @@ def test_repro_then_noop_then_param_change(repo):
     work, env = repo
     first = _run(["dvc", "repro"], work, env)
     assert {"generate", "plan", "trajectories", "embed_wl", "embed_text", "acp_data", "embed_acp", "schema_data",
-            "train@embedplan_mlp", "evaluate@embedplan_mlp", "train@dias_names", "evaluate@dias_names",
+            "train@embedplan_mlp", "evaluate@embedplan_mlp", "train@dias_strips", "evaluate@dias_strips",
             "report"} <= _ran(first)
     board = (work / "reports" / "leaderboard.md").read_text()
-    for method in ("fd_astar_lmcut", "random_walk", "embedplan_mlp", "embedplan_identity"):
+    for method in ("fd_astar_lmcut", "random_walk", "embedplan_mlp"):
         assert method in board
     # untrained twins run through DVC like any row (their blocks name only `twin_of`), train nothing,
     # and the front page reads their learned rows against them
@@ -175,7 +176,7 @@ def test_repro_then_noop_then_param_change(repo):
         assert method in board
     # schema learning: the section, the reference rows and the dias_* coverage rows on schema-test
     schema_page = (work / "reports" / "detail" / "schema.md").read_text()
-    for method in ("dias_names", "dias_strips", "schema_true_domain"):
+    for method in ("dias_strips", "schema_true_domain"):
         assert method in schema_page
     true_rows = [json.loads(line) for line in
                  (work / "data" / "results" / "schema_true_domain.jsonl").read_text().splitlines()]

@@ -180,7 +180,7 @@ def test_ad_scores_all_candidates_in_one_pass_and_ranks_like_external(spanner):
         torch.manual_seed(0)
         net = PolicyNetwork(problem.get_domain(), enc, 16, 2)
         opt = torch.optim.Adam(net.parameters(), lr=1e-2)
-        for _ in range(500):
+        for _ in range(250):  # the loss is below 1e-7 here for both encodings (CI time)
             q = net.q_values([(s0, goal, tree, deltas)])[0]
             loss = ((q - target) ** 2).mean()
             opt.zero_grad()
