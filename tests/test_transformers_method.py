@@ -239,3 +239,40 @@ def test_select_with_names_the_decoding_of_checkpoint_selection(suite, monkeypat
     params["transformers"]["select_with"] = "beam"
     with pytest.raises(ValueError, match=r"transformers.select_with='beam'"):
         build_method("gen_sel", params, layout)
+
+
+def test_select_strategies_validates_only_the_strategies_named(suite, monkeypatch):
+    """``transformers.select_strategies`` (under ``select_with: own``): only the named strategies
+    decode the validation problems (in STRATEGIES order); a row decoding with another strategy, or
+    an unknown name, is refused naming the param; the untrained twin and the encoder are not bound
+    by it."""
+    from types import SimpleNamespace
+
+    from planarena.runner.stages import build_method
+
+    params, layout = suite
+    params = json.loads(json.dumps(params))
+    params["transformers"]["select_strategies"] = ["regrounding", "applicable"]
+    params["methods"]["gen_app"] = {"method": "satr", "arch": "encdec", "contrastive": False, "decoding": "applicable"}
+    params["methods"]["gen_greedy"] = {"method": "satr", "arch": "encdec", "contrastive": False, "decoding": "greedy"}
+    params["methods"]["gen_twin"] = {"method": "satr", "arch": "encdec", "contrastive": False, "decoding": "greedy",
+                                     "untrained": True, "twin_of": "gen_greedy"}
+    params["methods"]["enc"] = {"method": "satr", "arch": "encoder", "contrastive": False}
+    seen = []
+
+    def fake_plan(self, model, tokens, problems, seed, limits, strategy, stats=None):
+        seen.append(strategy)
+        return [SimpleNamespace(outcome="solved", failure=None, reason=None)]
+
+    from planarena.methods.transformers.method import SATr
+    monkeypatch.setattr(SATr, "_plan", fake_plan)
+    monkeypatch.setattr(SATr, "_validation_batch", lambda self, d, s, t: None)
+    assert set(build_method("gen_app", params, layout)._validator("gripper", 13, None)(None)) == {"applicable", "regrounding"}
+    assert seen == ["applicable", "regrounding"]
+    with pytest.raises(ValueError, match=r"methods.gen_greedy decodes with greedy.*select_strategies"):
+        build_method("gen_greedy", params, layout)
+    build_method("gen_twin", params, layout)
+    build_method("enc", params, layout)
+    params["transformers"]["select_strategies"] = ["beam"]
+    with pytest.raises(ValueError, match=r"transformers.select_strategies=\['beam'\]"):
+        build_method("gen_app", params, layout)

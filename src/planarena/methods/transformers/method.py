@@ -89,7 +89,9 @@ class Settings:
     default) keeps one checkpoint per strategy, each selected on its own coverage, and each decoding
     row plans with its strategy's; ``greedy`` is Section E2's (every row decodes the checkpoint
     selected with greedy coverage); ``applicable`` or ``regrounding`` select every row's on that
-    strategy's coverage."""
+    strategy's coverage. ``select_strategies`` (``own`` only): the strategies validated and kept
+    (None: all three); a run that decodes with some of them (a claim's rows) validates only those,
+    each validation decoding every validation problem once per strategy."""
 
     model: dict
     train: Any
@@ -99,6 +101,7 @@ class Settings:
     max_tokens: int
     device: str = "cpu"
     select_with: str = "own"
+    select_strategies: tuple[str, ...] | None = None
 
 
 #: Appendix E2 (main experiments), for every architecture: "each epoch consisted of 100000 sampled
@@ -244,6 +247,15 @@ class SATr(Method):
         select_with = (get(params, "transformers", {}) or {}).get("select_with", "own")
         if select_with not in (*STRATEGIES, "own"):  # the raw param: settings() also resolves the device
             raise ValueError(f"params: transformers.select_with={select_with!r}; one of own, {', '.join(STRATEGIES)}")
+        chosen = (get(params, "transformers", {}) or {}).get("select_strategies")
+        if chosen is not None:
+            if not isinstance(chosen, (list, tuple)) or not chosen or set(chosen) - set(STRATEGIES):
+                raise ValueError(f"params: transformers.select_strategies={chosen!r}; a non-empty list of "
+                                 f"{', '.join(STRATEGIES)} (or null: all)")
+            if (select_with == "own" and self.arch != "encoder" and self.decoding not in chosen
+                    and not untrained_value(config, name)):
+                raise ValueError(f"params: methods.{name} decodes with {self.decoding}, which "
+                                 f"transformers.select_strategies={list(chosen)} does not validate")
         #: the untrained twin (docs/concepts.md#untrained-twins): the network at the initial weights
         #: its row trains from (``torch.manual_seed(seed)``, the same vocabulary), the same decoder,
         #: renaming, caps and limits; no training, no checkpoint selection
@@ -273,8 +285,10 @@ class SATr(Method):
         device = torch_device(t.get("device", "cpu"), "transformers.device")
         max_states = t.get("max_states", 20000)
         select_with = str(t.get("select_with", "own"))
+        chosen = t.get("select_strategies")
         return Settings(model, train_cfg, int(t.get("max_objects", 64)), None if max_states is None else int(max_states),
-                        int(t.get("horizon", 100)), int(t.get("max_tokens", 500)), device, select_with)
+                        int(t.get("horizon", 100)), int(t.get("max_tokens", 500)), device, select_with,
+                        None if chosen is None else tuple(chosen))
 
 
 
@@ -363,7 +377,8 @@ class SATr(Method):
             return None
         batch = self._validation_batch(domain, seed, tokens)
         select_with = self.settings().select_with
-        strategies = ("greedy",) if self.arch == "encoder" else STRATEGIES if select_with == "own" else (select_with,)
+        own = tuple(s for s in STRATEGIES if s in (self.settings().select_strategies or STRATEGIES))
+        strategies = ("greedy",) if self.arch == "encoder" else own if select_with == "own" else (select_with,)
 
         def score(model, strategy: str) -> tuple:
             results = self._plan(model, tokens, problems, seed, [float("inf")] * len(problems), strategy)
