@@ -116,6 +116,27 @@ def test_max_per_split_never_cuts_the_training_split(smoke_params, layout, tmp_p
         by_split.setdefault(e.split, []).append(e.problem)
     assert by_split == {"train": ["p01", "p02", "p03"], "test-easy": ["p01", "p02", "p03"],
                         "test-medium": ["p01", "p02"]}
+    # {spread: n}: n problems evenly spaced over the split's size order, smallest and largest kept
+    smoke_params["suites"]["ipc2023"]["max_per_split"] = {"test-medium": {"spread": 2}, "test-easy": {"spread": 1},
+                                                          "test-hard": 0}
+    by_split = {}
+    for e in run_stage(smoke_params, layout):
+        by_split.setdefault(e.split, []).append(e.problem)
+    assert by_split == {"train": ["p01", "p02", "p03"], "test-easy": ["p02"], "test-medium": ["p01", "p03"]}
+
+
+def test_spread_cut_keeps_the_ends_and_spaces_the_rest():
+    from planarena.config import ConfigError
+    from planarena.datasets.suites import spread_cut
+
+    items = list(range(30))
+    picked = spread_cut(items, {"spread": 15}, "x")
+    assert len(picked) == 15 and picked[0] == 0 and picked[-1] == 29 and picked == sorted(set(picked))
+    assert max(b - a for a, b in zip(picked, picked[1:])) <= 3
+    assert spread_cut(items[:4], {"spread": 9}, "x") == [0, 1, 2, 3]
+    for bad in ({"spread": 0}, {"spread": "3"}, {"even": 3}):
+        with pytest.raises(ConfigError, match="x="):
+            spread_cut(items, bad, "x")
 
 
 @pytest.mark.shared

@@ -242,7 +242,9 @@ def _external_files(suite: str, src: Path, domains: list[str], limit: int | None
     split only: a training split (:data:`planarena.config.TRAIN_SPLITS`) is never cut, since the
     methods train on all of it (and the R-GNN policies move its largest problems to validation).
     ``limit`` is a number for every evaluation split, or a mapping ``{split: number or None}``
-    (a split it does not name, or names with None, is kept whole; 0 keeps none of it). The
+    (a split it does not name, or names with None, is kept whole; 0 keeps none of it); a split's
+    value may also be ``{spread: n}``: ``n`` problems evenly spaced over the split in size order,
+    its smallest and largest included (:func:`spread_cut`), instead of the ``n`` smallest. The
     ``(domain, split)`` pairs in ``fresh`` are generated instead (:func:`fresh_splits`): their
     folders are neither read nor required."""
     found = []
@@ -265,9 +267,33 @@ def _external_files(suite: str, src: Path, domains: list[str], limit: int | None
             files = [p for p in sdir.iterdir() if p.name.endswith((".pddl", ".pddl.gz"))]
             files.sort(key=lambda p: (_size_from_name(p.name) or 0, p.name))
             cap = limit.get(split) if isinstance(limit, dict) else limit
-            cut = cap is not None and split not in TRAIN_SPLITS
-            found.append((domain, split, files[: int(cap)] if cut else files))
+            if cap is None or split in TRAIN_SPLITS:
+                found.append((domain, split, files))
+            elif isinstance(cap, dict):
+                found.append((domain, split, spread_cut(files, cap, f"suites.{suite}.max_per_split.{split}")))
+            else:
+                found.append((domain, split, files[: int(cap)]))
     return found
+
+
+def spread_cut(items: list, cap: dict, param: str) -> list:
+    """``cap = {"spread": n}``: ``n`` of ``items`` (sorted by size) evenly spaced, the first and the
+    last included: indices ``round(i * (len - 1) / (n - 1))`` for ``i < n``; all of them when
+    ``n >= len``; the middle one when ``n == 1``.
+
+    Raises:
+        ConfigError: another key, or ``n`` not a positive integer (names ``param``).
+    """
+    n = cap.get("spread") if set(cap) == {"spread"} else None
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"params: {param}={cap!r}; expected a number of smallest problems, null, or "
+                          f"{{spread: n}} with n a positive integer")
+    if n >= len(items):
+        return list(items)
+    if n == 1:
+        return [items[(len(items) - 1) // 2]]
+    picks = sorted({round(i * (len(items) - 1) / (n - 1)) for i in range(n)})
+    return [items[i] for i in picks]
 
 
 def import_external(suite: str, params: dict, out: Path) -> tuple[list[ProblemEntry], list[str]]:
