@@ -14,7 +14,11 @@ Arms (``--arms``, all by default):
 * ``walk7``: the walk instance has 7 blocks (O > M): spare slots must choose among several leftover
   objects, which the GNN cannot tell apart, so an active spare slot's preconditions are smeared;
 * ``raw_keys``: no key LayerNorm (``key_norm: none``) and 1,000 Sinkhorn iterations, the paper's
-  architecture as written (it names no normalisation) with the iterations to converge.
+  architecture as written (it names no normalisation) with the iterations to converge;
+* ``pcgrad_element``: eq. 19's projection per coordinate (``pcgrad: element``) instead of on the
+  whole gradient vector: an auxiliary component that opposes the main one on a coordinate is
+  dropped, whatever the rest of the vector does (Section 4.4: "we optimize L_aux only under the
+  condition that L_main is optimized").
 
 Each (arm, seed) runs in its own workspace under ``--work`` (``planarena stage schema_data``, then
 ``train`` and ``evaluate`` of one row: one workspace lock each, so ``--jobs`` of them run at once);
@@ -51,6 +55,7 @@ ARMS: dict[str, tuple[int, dict]] = {
     "as_now": (5, {}),
     "walk7": (7, {}),
     "raw_keys": (5, {"key_norm": "none", "sinkhorn_iters": 1000}),
+    "pcgrad_element": (5, {"pcgrad": "element"}),
 }
 
 

@@ -291,6 +291,28 @@ def test_pcgrad_projection_and_cap():
     assert torch.equal(pcgrad(gm, torch.zeros(2), 1.0), gm)
 
 
+def test_pcgrad_granularity_projects_per_tensor_or_per_coordinate():
+    """``flat`` keeps an auxiliary coordinate that opposes the main one when the whole vectors agree;
+    ``tensor`` projects each parameter's slice; ``element`` drops every opposing coordinate. The
+    norm cap is on the whole vector in each case."""
+    gm = torch.tensor([1.0, 0.0, 1.0, -1.0])
+    ga = torch.tensor([0.5, 0.5, 1.0, 0.2])          # agrees overall (dot 1.3), opposes coordinate 4
+    assert torch.allclose(pcgrad(gm, ga, 1.0), gm + ga)
+    # element: coordinate 4 dropped; |g~aux| = 1.22 < |gm| = 1.73, no cap
+    assert torch.allclose(pcgrad(gm, ga, 1.0, "element"), gm + torch.tensor([0.5, 0.5, 1.0, 0.0]))
+    # tensor: slices (2, 2); the second slice (1, -1) . (1, 0.2) = 0.8 >= 0 is kept; a slice that
+    # opposes is projected: (0, 1) . (0, -1) < 0 -> the aux slice loses its main component
+    assert torch.allclose(pcgrad(gm, ga, 1.0, "tensor", [2, 2]), gm + ga)
+    gm2, ga2 = torch.tensor([1.0, 0.0, 0.0, 1.0]), torch.tensor([1.0, 0.0, 0.5, -1.0])
+    assert torch.allclose(pcgrad(gm2, ga2, 1.0, "tensor", [2, 2]), gm2 + torch.tensor([1.0, 0.0, 0.5, 0.0]))
+    with pytest.raises(ValueError, match="granularity 'rows'"):
+        pcgrad(gm, ga, 1.0, "rows")
+    with pytest.raises(ValueError, match="sizes"):
+        pcgrad(gm, ga, 1.0, "tensor")
+    with pytest.raises(ValueError, match="pcgrad 'rows'"):
+        DiasConfig(pcgrad="rows")
+
+
 def test_tau_schedule_and_config():
     assert tau_schedule(0) == 1.0 and math.isclose(tau_schedule(500), 0.1) and tau_schedule(5000, floor=0.1) == 0.1
     with pytest.raises(ValueError, match="effects"):

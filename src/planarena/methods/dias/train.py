@@ -37,6 +37,7 @@ class DiasConfig:
     at tau ~ 1e-20, the product of eq. 7, as the paper's run does (an absolute 500 steps would leave
     a 100-step run at tau = 0.63, near the geometric mean). ``threshold`` is the eq. 14 literal
     threshold (0.75 under noise). ``alpha`` is the per-domain auxiliary weight (Appendix A.3.3).
+    ``pcgrad``: where eq. 19 projects (:data:`PCGRAD`; ``flat``, the paper's reading, by default).
 
     Raises:
         ValueError: unknown ``effects`` / ``observation`` or an out-of-range value (named).
@@ -50,6 +51,7 @@ class DiasConfig:
     steps: int = 10000
     weight_decay: float = 0.01
     alpha: float = 1.0
+    pcgrad: str = "flat"
     sinkhorn_iters: int = 100
     sinkhorn_tol: float = 1e-5
     key_norm: str = "layer"
@@ -70,6 +72,8 @@ class DiasConfig:
             raise ValueError(f"observation {self.observation!r}; expected one of {OBSERVATIONS}")
         if self.key_norm not in KEY_NORMS:
             raise ValueError(f"key_norm {self.key_norm!r}; expected one of {KEY_NORMS}")
+        if self.pcgrad not in PCGRAD:
+            raise ValueError(f"pcgrad {self.pcgrad!r}; expected one of {PCGRAD}")
         for name in ("d", "slots", "layers", "batch", "sinkhorn_iters", "eval_every", "mlp_hidden"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -163,16 +167,43 @@ def tau_schedule(step: int, tau_steps: float = 500, floor: float = 0.0) -> float
     return max(0.1 ** (step / tau_steps), floor)
 
 
-def pcgrad(g_main: torch.Tensor, g_aux: torch.Tensor, alpha: float) -> torch.Tensor:
+#: Where eq. 19's projection is applied: ``flat`` (the paper's reading: the whole gradient vector
+#: "with respect to all model weights", Appendix A.2.2), ``tensor`` (each parameter tensor's slice on
+#: its own) or ``element`` (each coordinate: an auxiliary component whose sign opposes the main one
+#: is dropped). The norm cap of eq. 20 is on the whole vector in every case.
+PCGRAD = ("flat", "tensor", "element")
+
+
+def pcgrad(g_main: torch.Tensor, g_aux: torch.Tensor, alpha: float, granularity: str = "flat",
+           sizes: Sequence[int] | None = None) -> torch.Tensor:
     """Eq. 19-20 on flat gradient vectors.
 
     If ``g_aux . g_main < 0``, ``g_aux`` is projected onto the plane normal to ``g_main``; the result
     is scaled by ``min(||g_main|| / ||g~_aux||, 1)`` and added with weight ``alpha``:
     ``g = g_main + alpha * min(||g_main|| / ||g~_aux||, 1) * g~_aux`` (a zero ``g~_aux`` adds nothing).
+    ``granularity`` (:data:`PCGRAD`): the projection on the whole vector (``flat``), on each slice of
+    ``sizes`` (``tensor``: the parameter tensors' sizes, in order) or on each coordinate
+    (``element``).
+
+    Raises:
+        ValueError: unknown ``granularity``, or ``tensor`` without ``sizes`` summing to the length.
     """
-    dot = torch.dot(g_aux, g_main)
-    if dot < 0:
-        g_aux = g_aux - dot / torch.dot(g_main, g_main) * g_main
+    if granularity == "flat":
+        dot = torch.dot(g_aux, g_main)
+        if dot < 0:
+            g_aux = g_aux - dot / torch.dot(g_main, g_main) * g_main
+    elif granularity == "element":
+        g_aux = torch.where(g_aux * g_main < 0, torch.zeros_like(g_aux), g_aux)
+    elif granularity == "tensor":
+        if sizes is None or sum(sizes) != g_main.numel():
+            raise ValueError("pcgrad: 'tensor' needs the parameter sizes (summing to the gradient's length)")
+        parts = []
+        for m, a in zip(torch.split(g_main, list(sizes)), torch.split(g_aux, list(sizes))):
+            dot = torch.dot(a, m)
+            parts.append(a - dot / torch.dot(m, m) * m if dot < 0 else a)
+        g_aux = torch.cat(parts) if parts else g_aux
+    else:
+        raise ValueError(f"pcgrad: granularity {granularity!r}; expected one of {PCGRAD}")
     n_main, n_aux = g_main.norm(), g_aux.norm()
     if n_aux == 0:
         return g_main.clone()
@@ -263,7 +294,7 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
         if math.isfinite(main) and math.isfinite(aux):
             g_main = _flat(torch.autograd.grad(out.main, params, retain_graph=True, allow_unused=True), params)
             g_aux = _flat(torch.autograd.grad(out.aux, params, allow_unused=True), params)
-            g_total = pcgrad(g_main, g_aux, config.alpha)
+            g_total = pcgrad(g_main, g_aux, config.alpha, config.pcgrad, [p.numel() for p in params])
         if g_total is None or not bool(torch.isfinite(g_total).all()):
             facts["diverged"], facts["diverged_at"] = True, step
             break
@@ -296,4 +327,4 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
     return model, facts
 
 
-__all__ = ["DiasConfig", "TransitionData", "pcgrad", "tau_schedule", "train", "validation_loss"]
+__all__ = ["DiasConfig", "PCGRAD", "TransitionData", "pcgrad", "tau_schedule", "train", "validation_loss"]
