@@ -23,7 +23,8 @@ Arms (``--arms``, all by default):
 Each (arm, seed) runs in its own workspace under ``--work`` (``planarena stage schema_data``, then
 ``train`` and ``evaluate`` of one row: one workspace lock each, so ``--jobs`` of them run at once);
 a finished run is skipped, so a killed invocation resumes. ``--out`` gets ``summary.json``,
-``summary.md`` and per run the learned ``domain.pddl``, ``facts.json`` and its ``learn_schema`` record.
+``summary.md``, ``slot_activation.png`` (sigma(w) and the losses against the step, per run) and per
+run the learned ``domain.pddl``, ``facts.json`` and its ``learn_schema`` record.
 
 Usage::
 
@@ -136,6 +137,7 @@ def collect(work_root: Path, out: Path, arms: list[str], seeds: list[int]) -> li
                 "slot_activation_trace": trace, "actions": actions,
                 "precision": ex.get("precision"), "recall": ex.get("recall"), "sound": ex.get("sound"),
                 "complete": ex.get("complete"), "train_time_s": ex.get("train_time_s"),
+                "facts_file": f"runs/{arm}-s{seed}/facts.json",   # relative to --out
             })
     return rows
 
@@ -159,6 +161,40 @@ def render(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plot(rows: list[dict], path: Path) -> Path:
+    """One row of panels per run: sigma(w) of every (action, slot) against the step (eq. 14's 1/2
+    dashed), and the training L_main and L_aux against the step (log scale). Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 3.2 * max(1, len(rows))), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(max(1, len(rows)), 2, squeeze=False)
+    for (a1, a2), r in zip(axes, rows):
+        trace = r["slot_activation_trace"]
+        steps = [t for t, _ in trace]
+        for ai, name in enumerate(r["actions"] or []):
+            for k in range(len(trace[0][1][ai]) if trace else 0):
+                a1.plot(steps, [act[ai][k] for _, act in trace], lw=1.0, color=f"C{ai}",
+                        label=f"{name}" if k == 0 else None)
+        a1.axhline(0.5, color="black", ls="--", lw=0.8)
+        a1.set_title(f"{r['arm']}, seed {r['seed']}: sigma(w) per action and slot", fontsize=9)
+        a1.set_ylim(-0.02, 1.02)
+        a1.legend(fontsize=7)
+        facts = json.loads((path.parent / r["facts_file"]).read_text())
+        losses = facts.get("train_loss") or []
+        a2.plot([x[0] for x in losses], [x[1] for x in losses], label="L_main (train batch)")
+        a2.plot([x[0] for x in losses], [x[2] for x in losses], label="L_aux (train batch)")
+        a2.set_yscale("log")
+        a2.set_title("losses (eq. 13)", fontsize=9)
+        a2.legend(fontsize=7)
+        for ax in (a1, a2):
+            ax.set_xlabel("step", fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png", dpi=90, metadata={"Software": None})
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "planarena" / "dias-arms")
@@ -177,7 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = collect(a.work, a.out, a.arms, a.seeds)
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
-    (a.out / "summary.md").write_text(render(rows))
+    (a.out / "summary.md").write_text(render(rows) + "\n![sigma(w) and losses per run](slot_activation.png)\n")
+    if rows:
+        plot(rows, a.out / "slot_activation.png")
     print(render(rows))
     return 0
 
