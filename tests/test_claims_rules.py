@@ -295,6 +295,36 @@ def test_claims_report_recomputes_from_committed_records_or_says_not_recomputabl
     assert "Power check (2 simulated runs" in kept
 
 
+def test_claims_report_gives_an_unrun_claim_a_not_run_page_with_what_it_needs(tmp_path, monkeypatch):
+    """A registered claim without a run gets a "not run" page (its power table, its conditions and
+    the `needs` paragraph of its file), stays "not run" on the next report (not "not recomputable"),
+    and the front page's Claims table shows why it has not run."""
+    from typer.testing import CliRunner
+
+    from planarena.cli import app
+    from planarena.report.sections.claims import load_verdicts, table
+
+    text = TWO_DOMAINS.replace("[a, b]", "[random_walk, random_walk_novisit]").replace(
+        "[b, a]", "[random_walk_novisit, random_walk]").replace("[a, 0.0]", "[random_walk, 0.0]")
+    (tmp_path / "claims").mkdir()
+    _write(tmp_path / "claims", text + "needs: >\n  36 A100-hours: the model at the\n  paper's size.\n", "big")
+    _write(tmp_path / "claims", text, "later")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PLANARENA_CLAIMS_WORK", str(tmp_path / "none"))
+    for _ in range(2):
+        out = CliRunner().invoke(app, ["claims", "report", "--draws", "2"])
+        assert out.exit_code == 0, out.output
+        assert "claim big: not run" in out.output and "claim later: not run" in out.output
+    page = (tmp_path / "reports" / "claims" / "big" / "claim.md").read_text()
+    assert page.startswith("# Claim `big`: **not run**")
+    assert "**Not run here: 36 A100-hours: the model at the paper's size.**" in page
+    assert "Power check (2 simulated runs" in page and "- confirm (all of): " in page
+    rows = table(load_verdicts(tmp_path / "reports" / "claims")).set_index("claim")["verdict"].tolist()
+    assert rows == ["**not run**: 36 A100-hours: the model at the paper's size.",
+                    "**not run** yet (~5 CPU min on 2 cores)"]
+    listed = CliRunner().invoke(app, ["claims", "list"])
+    assert "-> not run (needs: 36 A100-hours: the model at the paper's size.)" in listed.output
+
 def test_power_design_runs_a_deterministic_row_once():
     """The design simulates the seeds a row will run: a state-centric XGBoost row (deterministic,
     `stochastic` decided by its block) runs the first seed only, its LSTM sibling and the walks every

@@ -318,8 +318,10 @@ def claims_list(folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim fi
     for c in load_claims(folder):
         verdict = Path("reports/claims") / c.id / "verdict.json"
         v = json.loads(verdict.read_text())["verdict"] if verdict.exists() else "not run"
-        typer.echo(f"{c.id}  [{c.paper}, {c.where}]  ~{c.cost.get('cpu_minutes', '?')} CPU min"
-                   f"{' (GPU optional)' if c.cost.get('gpu') else ''}  -> {v}\n    {c.claim}")
+        needs = f" (needs: {' '.join(str(c.extra['needs']).split())})" if c.extra.get("needs") and v == "not run" else ""
+        size = f"~{c.cost['gpu_hours']} GPU h" if c.cost.get("gpu_hours") else \
+            f"~{c.cost.get('cpu_minutes', '?')} CPU min{' (GPU optional)' if c.cost.get('gpu') else ''}"
+        typer.echo(f"{c.id}  [{c.paper}, {c.where}]  {size}  -> {v}{needs}\n    {c.claim}")
 
 
 def _claim_and_workspace(claim_id: str, folder: Path, work: Optional[Path]):
@@ -431,6 +433,10 @@ def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None
         if c.is_measure and not force:
             typer.echo(f"claim {c.id}: skipped (a measurement claim has no power check; run it alone with --force)")
             continue
+        if c.extra.get("needs") and not force:
+            typer.echo(f"claim {c.id}: skipped, its file says it needs more than this machine: {' '.join(str(c.extra['needs']).split())} "
+                       f"(run it alone, or --all --force)")
+            continue
         rep = _power(c, draws) if not c.is_measure else None
         if rep is not None and not rep.passes and not force:
             typer.echo(f"claim {c.id}: skipped, fails its power check ({'; '.join(rep.problems)})")
@@ -459,20 +465,21 @@ def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None
 
 @claims_app.command("report")
 def claims_report(
-    claim_ids: list[str] = typer.Argument(None, help="claim ids (none: every claim with a page)"),
+    claim_ids: list[str] = typer.Argument(None, help="claim ids (none: every claim file)"),
     folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
     work: Optional[Path] = typer.Option(None, help="the claim's workspace (default as for run)"),
     draws: int = typer.Option(200, help="simulated runs per scenario of the power check on the page"),
 ) -> None:
     """Recompute each claim's verdict page without running anything: from its workspace's records
     when the workspace is here (they are committed beside the page), else from the records its page
-    committed; a page whose run kept no records becomes "not recomputable: records not kept"."""
+    committed; a page whose run kept no records becomes "not recomputable: records not kept"; a
+    claim that has not run gets a "not run" page (its expected cost, or what its file says it
+    `needs`, and its power table), so the front page lists every registered claim."""
     from planarena.claims import run as claim_run
     from planarena.claims.spec import load_claim, load_claims
 
     root = Path("reports/claims")
-    claims = [load_claim(folder / f"{i}.yaml") for i in claim_ids] if claim_ids else \
-        [c for c in load_claims(folder) if (root / c.id).is_dir()]
+    claims = [load_claim(folder / f"{i}.yaml") for i in claim_ids] if claim_ids else load_claims(folder)
     for c in claims:
         ws = work if (work and len(claims) == 1) else claim_run.DEFAULT_WORK / c.id
         rep = _power(c, draws)
@@ -481,6 +488,9 @@ def claims_report(
             what = v.verdict
         else:
             v = claim_run.recompute_committed(c, root, power=rep)
+            old = root / c.id / "verdict.json"
+            ran = old.exists() and json.loads(old.read_text()).get("verdict") != claim_run.NOT_RUN
             what = v.verdict if v is not None else \
-                claim_run.mark_not_recomputable(c, root, power=rep)["verdict"] + ": records not kept"
+                claim_run.mark_not_recomputable(c, root, power=rep)["verdict"] + ": records not kept" if ran else \
+                claim_run.mark_not_run(c, root, power=rep)["verdict"]
         typer.echo(f"claim {c.id}: {what} (reports/claims/{c.id}/claim.md)")

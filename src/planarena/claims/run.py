@@ -675,11 +675,7 @@ def mark_not_recomputable(claim: Claim, out_root: Path, power=None) -> dict:
                   "it cannot be recomputed under the current rules (problem units, per-domain verdicts, Holm over "
                   "the `better` atoms below an `any`, untrained twins) and is not shown as a verdict. A new claim "
                   "file, run with `planarena claims run`, commits its records.", ""]
-    lines += provenance_lines(claim, power)
-    lines += ["## Conditions (as registered)", ""]
-    for block in ("gate", "confirm", "refute"):
-        cond = getattr(claim, block)
-        lines += [f"- {block} ({cond.op} of): " + "; ".join(a.label() for a in cond.atoms())]
+    lines += provenance_lines(claim, power) + _condition_lines(claim)
     data = {"claim": claim.id, "verdict": NOT_RECOMPUTABLE, "reason": "records not kept", "previous": previous,
             **provenance_facts(claim),
             "paper": claim.paper, "where": claim.where, "statement": claim.claim, "claim_sha256": claim.digest,
@@ -690,6 +686,45 @@ def mark_not_recomputable(claim: Claim, out_root: Path, power=None) -> dict:
     return data
 
 
-__all__ = ["DEFAULT_WORK", "NOT_RECOMPUTABLE", "claim_params", "largest_solved", "mark_not_recomputable",
+NOT_RUN = "not run"
+
+
+def _condition_lines(claim: Claim) -> list[str]:
+    lines = ["## Conditions (as registered)", ""]
+    for block in ("gate", "confirm", "refute"):
+        cond = getattr(claim, block)
+        lines += [f"- {block} ({cond.op} of): " + "; ".join(a.label() for a in cond.atoms())]
+    return lines
+
+
+def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
+    """The page of a registered claim that has not run: its statement, what it needs (the claim
+    file's ``needs``: why it is not run here and the size a run that could pass its power check
+    takes, e.g. GPU hours), its expected cost, its power table and its conditions, so the front
+    page lists it with the reason. ``claims run`` replaces this page with the verdict's. Returns
+    the new ``verdict.json`` content."""
+    out = out_root / claim.id
+    out.mkdir(parents=True, exist_ok=True)
+    needs = " ".join(str(claim.extra.get("needs") or "").split())
+    cpu = claim.cost.get("cpu_minutes", "?")
+    lines = [f"# Claim `{claim.id}`: **{NOT_RUN}**", "", f"> {claim.claim}", "", f"Paper: `{claim.paper}`, {claim.where}.", ""]
+    if needs:
+        lines += [f"**Not run here: {needs}**", ""]
+    else:
+        lines += [f"Registered, not run yet: `planarena claims run {claim.id}` (expected ~{cpu} CPU minutes on 2 cores"
+                  f"{'; a GPU helps' if claim.cost.get('gpu') else ''}).", ""]
+    lines += provenance_lines(claim, power) + _condition_lines(claim)
+    if claim.notes:
+        lines += ["", "## Notes", "", claim.notes]
+    data = {"claim": claim.id, "verdict": NOT_RUN, "needs": needs or None, **provenance_facts(claim),
+            "paper": claim.paper, "where": claim.where, "statement": claim.claim, "claim_sha256": claim.digest,
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "blocks": {}, "atoms": {}, "domains": {},
+            **({"power": power.to_json()} if power is not None else {})}
+    atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
+    atomic_write_text(out / "claim.md", "\n".join(lines) + "\n")
+    return data
+
+
+__all__ = ["DEFAULT_WORK", "NOT_RECOMPUTABLE", "NOT_RUN", "mark_not_run", "claim_params", "largest_solved", "mark_not_recomputable",
            "measurements_of", "portable_params", "prepare", "provenance_lines", "published_check", "recompute_committed",
            "render_page", "run", "run_unit", "schema_run_summary", "training_rows", "verdict_of", "write_page"]

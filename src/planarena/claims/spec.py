@@ -8,6 +8,9 @@ A claim file holds, written before the run:
   (configured method names), ``seeds``, and ``params``: an overlay deep-merged over the project's
   ``params.yaml`` (what the experiment changes from the default profile);
 * ``cost``: expected CPU minutes on 2 cores (``cpu_minutes``) and whether a GPU helps (``gpu``);
+  a claim that does not fit 2 cores gives ``gpu_hours`` instead and says why in ``needs``: one
+  paragraph (the size a run that could pass its power check takes, and what a feasible-size pilot
+  showed); its page says "not run" with it, and ``claims run --all`` skips it unless forced;
 * ``published``: the paper's values, labelled (shown beside the measured ones, never mixed in); with
   ``published_split`` and the shape ``{domain: {method: percent}}`` (coverage), or with
   ``published_metric: hit@k`` and the shape ``{protocol: {method: percent}}``, the page says whether

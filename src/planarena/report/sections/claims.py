@@ -18,7 +18,7 @@ DESCRIPTION = (
     "Each paper's claims as pre-registered experiments (gate, confirm and refute written before the "
     "run, `claims/`); the verdict is recomputed from the records committed beside its page, with the "
     "problem as the unit of every test (`planarena claims report`). One line per claim: the verdict (per "
-    "domain where the claim spans several), the numbers that decided it with their problem counts, and the "
+    "domain where the claim spans several; *not run* with what it needs), the numbers that decided it with their problem counts, and the "
     "power check (P(confirmed) at the paper's rates and at the floors'). *Post-hoc*: a report committed "
     "before the claim file already held a cell of its confirm condition. The atom-by-atom detail is on "
     "each claim's page."
@@ -78,7 +78,11 @@ def decisive(v: Mapping, most: int = 2) -> str:
 
 def verdict_line(v: Mapping) -> str:
     """The verdict cell: the verdict, the failed gate, the per-domain verdicts, and the marks
-    (post-hoc, forced past a failed power check, not recomputable)."""
+    (post-hoc, forced past a failed power check, not recomputable), or why a registered claim has
+    not run (what its file says it needs, else its expected cost)."""
+    if v.get("verdict") == "not run":
+        return ("**not run**: " + md_text(v["needs"], 300)) if v.get("needs") else \
+            f"**not run** yet (~{v.get('expected_cpu_minutes', '?')} CPU min on 2 cores)"
     if v.get("verdict") == "not recomputable":
         prev = v.get("previous") or {}
         was = f" (its page said {prev['verdict']}, commit `{prev.get('commit')}`)" if prev.get("verdict") else ""
