@@ -121,6 +121,8 @@ def test_unknown_method_and_same_method_are_one_line_errors():
         cmp.compare(five_zero(), "A", "nope")
     with pytest.raises(ValueError, match="same"):
         cmp.compare(five_zero(), "A", "A")
+    with pytest.raises(ValueError, match=r"no plan records of method 'b' \(did you mean 'B'\?\); methods"):
+        cmp.compare(five_zero(), "A", "b")
 
 
 def test_scatter_rows_time_at_limit_and_expansions_where_recorded(tmp_path):

@@ -65,7 +65,7 @@ def _edit(path, change):
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
-PROFILED = {"profile": "default", "planners": {"astar": {"time_limit": 10, "memory_mb": 4096}}, "seed": 0,
+PROFILED = {"profile": "default", "planners": {"astar": {"time_limit": 10, "memory_limit_mb": 4096}}, "seed": 0,
             "profiles": {"default": {}, "paper": {"planners": {"astar": {"time_limit": 60}}}}}
 
 
@@ -95,12 +95,12 @@ def test_user_value_the_profile_does_not_set_is_kept(tmp_path):
 
     def change(doc):
         doc["profile"] = "paper"
-        doc["planners"]["astar"]["memory_mb"] = 1024    # not set by the profile: kept
+        doc["planners"]["astar"]["memory_limit_mb"] = 1024    # not set by the profile: kept
         doc["seed"] = 3
         doc["profiles"]["paper"]["planners"]["astar"]["time_limit"] = 30   # the documented way
     _edit(repo / "params.yaml", change)
     out = load_params(repo / "params.yaml")
-    assert out["planners"]["astar"] == {"time_limit": 30, "memory_mb": 1024}
+    assert out["planners"]["astar"] == {"time_limit": 30, "memory_limit_mb": 1024}
     assert out["seed"] == 3 and out["profile"] == "paper"
 
 
@@ -119,11 +119,11 @@ def test_default_profile_and_no_git_are_not_checked(tmp_path):
     _edit(plain / "params.yaml", lambda doc: doc.update(profile="paper"))
     assert load_params(plain / "params.yaml")["planners"]["astar"]["time_limit"] == 60
     # the same value as the profile's loses nothing; several lost keys are all named
-    raw = {**PROFILED, "profile": "paper", "planners": {"astar": {"time_limit": 60, "memory_mb": 4096}}}
+    raw = {**PROFILED, "profile": "paper", "planners": {"astar": {"time_limit": 60, "memory_limit_mb": 4096}}}
     check_profile_overrides(raw, PROFILED)
-    raw["profiles"] = {"paper": {"planners": {"astar": {"time_limit": 60, "memory_mb": 8192}}}}
-    raw["planners"] = {"astar": {"time_limit": 5, "memory_mb": 1}}
-    with pytest.raises(ConfigError, match=r"planners.astar.time_limit, planners.astar.memory_mb are set by profile "
+    raw["profiles"] = {"paper": {"planners": {"astar": {"time_limit": 60, "memory_limit_mb": 8192}}}}
+    raw["planners"] = {"astar": {"time_limit": 5, "memory_limit_mb": 1}}
+    with pytest.raises(ConfigError, match=r"planners.astar.time_limit, planners.astar.memory_limit_mb are set by profile "
                                           r"'paper' \(profiles.paper.planners.astar.time_limit, "
-                                          r"profiles.paper.planners.astar.memory_mb\)"):
+                                          r"profiles.paper.planners.astar.memory_limit_mb\)"):
         check_profile_overrides(raw, PROFILED)

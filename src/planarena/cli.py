@@ -8,6 +8,9 @@ Examples::
     planarena report                 # render reports/ from existing data/results
     planarena stage plan             # run one DVC stage's code outside DVC
     planarena methods                # list registered methods and their tasks
+    planarena check-params           # every misspelled key of params.yaml, without running anything
+    planarena rows --profile full    # every row: class, family, kind, on/off, budget
+    planarena suites                 # the suites, their domains and problems per split
     planarena compare wl_xgb_delta wl_xgb_state   # per-problem comparison -> reports/compare/
     planarena encoders get mpnet     # fetch EmbedPlan's MPNet encoder into ~/.cache/planarena/encoders
     planarena learn DK domain.pddl p1.pddl p2.pddl --method wl_goose   # IPC 2023 Learning Track contract
@@ -225,6 +228,93 @@ def methods() -> None:
             typer.echo(f"{name:20s} cannot load {entry}: {type(exc).__name__}: {exc}")
 
 
+def _params_for(params: Path, profile: Optional[str]) -> dict:
+    """``params`` resolved under ``profile`` (None: the file's own), without running anything."""
+    import yaml
+
+    from planarena.config import resolve_profile
+
+    if profile is None:
+        return load_params(params)
+    load_params(params)   # the file's own checks (declared keys, overrides) first
+    raw = yaml.safe_load(params.read_text())
+    raw["profile"] = profile
+    return resolve_profile(raw)
+
+
+@app.command()
+def rows(
+    profile: Optional[str] = typer.Option(None, help="a profile (smoke, default, full, paper; default: the file's)"),
+    params: Path = typer.Option(Path("params.yaml"), help="params file"),
+    only_on: bool = typer.Option(False, "--on", help="only the rows that run in this profile"),
+) -> None:
+    """Every configured row (methods.<row>, untrained twins included): its class, family, kind, whether
+    it runs in the profile, and its training budget beside its paper's. `-S methods.<row>.run=true`
+    turns an off row on alone."""
+    from planarena.methods import method_class, runs
+    from planarena.report.sections.budget import format_budget
+
+    resolved = _params_for(params, profile)
+    blocks = resolved.get("methods") or {}
+    lines = []
+    for row, block in blocks.items():
+        config = {k: v for k, v in (block or {}).items() if k != "run"}
+        name = config.get("method", row)
+        try:
+            cls = method_class(name)
+            traits = cls.report_traits(config, resolved)
+            family, kind = cls.family, traits.kind + (f" (twin of {traits.twin_of})" if traits.twin_of else "")
+            budget = format_budget(traits.budget) if traits.budget is not None else "-"
+        except Exception as exc:  # noqa: BLE001 - one broken row is listed with its error
+            family, kind, budget = "?", f"cannot load: {type(exc).__name__}: {exc}", "-"
+        on = runs(row, resolved)
+        if on or not only_on:
+            lines.append((row, name, family, kind, "on" if on else "off", budget))
+    widths = [max(len(str(x[i])) for x in lines + [("row", "class", "family", "kind", "runs", "budget")]) for i in range(5)]
+    head = ("row", "class", "family", "kind", "runs", "budget")
+    for line in [head, *lines]:
+        typer.echo("  ".join(str(c).ljust(w) for c, w in zip(line[:5], widths)) + "  " + line[5])
+    n_on = sum(1 for x in lines if x[4] == "on")
+    typer.echo(f"{len(lines)} rows, {n_on} on in profile {resolved.get('profile')}")
+
+
+@app.command()
+def suites(
+    profile: Optional[str] = typer.Option(None, help="a profile (default: the file's)"),
+    params: Path = typer.Option(Path("params.yaml"), help="params file"),
+) -> None:
+    """The suites and what each holds in this profile: per domain and split the number of problems and
+    their sizes (the generated suite from its generator sizes; satr / ipc2023 from their folders when
+    `suites.<suite>.path` is set; a `dir` suite is read when its stage runs). `-S suite=<name>`
+    selects one (`-S suite=/abs/folder` is a folder of your own)."""
+    import copy
+
+    from planarena.datasets.suites import LAYOUTS, planned_problems
+
+    resolved = _params_for(params, profile)
+    active = resolved.get("suite")
+    for suite in ["generated", *LAYOUTS, "dir"]:
+        block = (resolved.get("suites") or {}).get(suite) or {}
+        mark = " (selected)" if suite == active else ""
+        trial = copy.deepcopy(resolved)
+        trial["suite"] = suite
+        planned = planned_problems(trial) if suite != "dir" else None
+        where = f", path {block.get('path')}" if block.get("path") else (", path: not set" if suite != "generated" else "")
+        typer.echo(f"{suite}{mark}{where}")
+        if not planned:
+            typer.echo("    (problems known when its dataset stage reads the folder)" if suite != "generated" else "")
+            continue
+        by_domain: dict = {}
+        sizes = (block.get("domains") or {}) if suite == "generated" else {}
+        for (domain, split), names in planned.items():
+            if names:
+                own = [int(x) for x in (((sizes.get(domain) or {}).get("sizes") or {}).get(split) or [])]
+                span = f" (size {min(own)}-{max(own)})" if own else ""
+                by_domain.setdefault(domain, []).append(f"{split} {len(names)}{span}")
+        for domain, cells in sorted(by_domain.items()):
+            typer.echo(f"    {domain:14s} " + ", ".join(cells))
+
+
 @app.command("learn")
 def learn_command(
     dk: Path = typer.Argument(..., help="folder to write the domain knowledge into (replaced)"),
@@ -259,6 +349,33 @@ def plan_command(
         raise typer.Exit(0)
     typer.echo(f"plan: {attempt.outcome}: {attempt.failure_reason or 'no plan'}", err=True)
     raise typer.Exit(1)
+
+
+@app.command("check-params")
+def check_params_command(params: Path = typer.Argument(Path("params.yaml"), help="params file")) -> None:
+    """Check a params file without running anything: every key no code declares, one line each with
+    the nearest declared key; then the profile, the twins and the rows resolve. Exit 1 on a problem."""
+    import yaml
+
+    from planarena.methods import runs
+    from planarena.methods.keys import unknown_in
+    from planarena.paramkeys import describe
+
+    try:
+        raw = yaml.safe_load(params.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        typer.echo(f"error: {params}: cannot read as YAML: {exc}", err=True)
+        raise typer.Exit(1) from None
+    found = unknown_in(raw) if isinstance(raw, dict) else []
+    for item in found:
+        typer.echo(f"error: {params}: {describe([item])}", err=True)
+    if found:
+        raise typer.Exit(1)
+    resolved = load_params(params)   # the profile, the override check and the twins (errors: one line)
+    rows = resolved.get("methods") or {}
+    on = [r for r in rows if runs(r, resolved)]
+    typer.echo(f"{params}: ok (profile {resolved.get('profile')}, suite {resolved.get('suite')}, "
+               f"{len(on)} of {len(rows)} rows run)")
 
 
 @app.command("show-params")
@@ -324,12 +441,29 @@ def claims_list(folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim fi
         typer.echo(f"{c.id}  [{c.paper}, {c.where}]  {size}  -> {v}{needs}\n    {c.claim}")
 
 
+def _claim_file(folder: Path, claim_id: str) -> Path:
+    """``folder/<claim_id>.yaml``; an id with no file stops with one line naming the nearest ids.
+
+    Raises:
+        ConfigError: no such claim file (did you mean ...?).
+    """
+    from planarena.paramkeys import suggestion
+
+    path = folder / f"{claim_id}.yaml"
+    if not path.exists():
+        ids = sorted(p.stem for p in folder.glob("*.yaml"))
+        near = suggestion(claim_id, ids)
+        hint = " (did you mean " + " or ".join(f"`{n}`" for n in near.split("` or `")) + "?)" if near else ""
+        raise ConfigError(f"{path}: no such claim{hint}; `planarena claims list` shows the {len(ids)} claims")
+    return path
+
+
 def _claim_and_workspace(claim_id: str, folder: Path, work: Optional[Path]):
     """The claim file ``folder/<claim_id>.yaml`` parsed, and its workspace (``work`` or the default)."""
     from planarena.claims import run as claim_run
     from planarena.claims.spec import load_claim
 
-    c = load_claim(folder / f"{claim_id}.yaml")
+    c = load_claim(_claim_file(folder, claim_id))
     return c, work or claim_run.DEFAULT_WORK / c.id
 
 
@@ -357,7 +491,7 @@ def claims_check(
     from planarena.claims.spec import load_claim, load_claims
     from planarena.core.io import atomic_write_json
 
-    claims = [load_claim(folder / f"{i}.yaml") for i in claim_ids] if claim_ids else load_claims(folder)
+    claims = [load_claim(_claim_file(folder, i)) for i in claim_ids] if claim_ids else load_claims(folder)
     failed = 0
     for c in claims:
         typer.echo(f"## {c.id}\n")
@@ -479,7 +613,7 @@ def claims_report(
     from planarena.claims.spec import load_claim, load_claims
 
     root = Path("reports/claims")
-    claims = [load_claim(folder / f"{i}.yaml") for i in claim_ids] if claim_ids else load_claims(folder)
+    claims = [load_claim(_claim_file(folder, i)) for i in claim_ids] if claim_ids else load_claims(folder)
     for c in claims:
         ws = work if (work and len(claims) == 1) else claim_run.DEFAULT_WORK / c.id
         rep = _power(c, draws)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import os
 import subprocess
 from dataclasses import dataclass
@@ -89,7 +90,6 @@ def with_twins(params: dict) -> dict:
     ``methods`` params, so the twin code is no input of theirs (:mod:`planarena.runner.inputs`
     hashes the import statements of a stage's modules; the stages that read ``methods`` import
     ``planarena.methods`` themselves)."""
-    import importlib
 
     return importlib.import_module("planarena.methods").with_twins(params)
 
@@ -197,8 +197,10 @@ def load_params(path: str | os.PathLike = "params.yaml") -> dict:
     committed at git HEAD of its folder (:func:`check_profile_overrides`; skipped outside git).
 
     Raises:
-        ConfigError: the file does not exist or is not a YAML mapping; a user's top-level value
-            that the selected profile overrides (names ``profiles.<name>.<key>``).
+        ConfigError: the file does not exist or is not a YAML mapping; a key no code declares
+            (:func:`planarena.methods.keys.check_params`: names the key and the nearest declared
+            one); a user's top-level value that the selected profile overrides (names
+            ``profiles.<name>.<key>``).
     """
     path = Path(path)
     if not path.exists():
@@ -215,6 +217,9 @@ def load_params(path: str | os.PathLike = "params.yaml") -> dict:
         raise ConfigError(f"{path}: not a YAML text file ({type(exc).__name__})") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
+    # every key declared by the code that reads it (planarena.methods.keys, imported by name as
+    # with_twins does: the declarations decide no result, so they are no stage's input)
+    importlib.import_module("planarena.methods.keys").check_params(raw, str(path))
     if raw.get("profile", "default") != "default":
         folder = path.resolve().parent
         check_profile_overrides(raw, _committed_params(str(folder), path.name, text), path.name)

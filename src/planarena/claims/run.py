@@ -48,11 +48,18 @@ def claim_params(claim: Claim, params_text: str, check_methods: bool = True) -> 
     the sides its measurement compares, not configured methods.
 
     Raises:
-        ConfigError: a method of the claim is not configured in the params (names the claim file).
+        ConfigError: a method of the claim is not configured in the params, or its overlay sets a
+            key no code declares (names the claim file and the key).
     """
+    from planarena.methods.keys import unknown_in
+    from planarena.paramkeys import describe
+
     raw = yaml.safe_load(params_text)
     exp = claim.experiment
     overlay = copy.deepcopy(exp.get("params") or {})
+    found = unknown_in(overlay) if isinstance(overlay, dict) else []
+    if found:
+        raise ConfigError(f"{claim.source}: experiment.params: {describe(found)}")
     merged = deep_merge(raw, overlay)
     profile = merged.get("profile", "default")
     if profile != "default" and profile in (merged.get("profiles") or {}):

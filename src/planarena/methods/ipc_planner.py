@@ -42,9 +42,11 @@ from planarena.core.limits import run_limited
 from planarena.core.pddl import PDDLError, read_plan_file
 from planarena.core.validation import validate_plan
 from planarena.methods.base import Attempt, Method, PlanningTask, ReportTraits
+from planarena.methods.keys import IPC_PLANNER_KEYS
 
-#: keys of an ``ipc_planner`` block (besides ``method``, ``run``, ``splits``, ``seeds``, ``time_limit``)
-KEYS = ("learn", "plan", "image", "learn_time_limit", "memory_limit_mb", "kill_grace", "kind")
+#: keys of an ``ipc_planner`` block (besides ``method``, ``run``, ``splits``, ``seeds``, ``time_limit``,
+#: ``train_problems``), declared with every row's keys in :mod:`planarena.methods.keys`
+KEYS = IPC_PLANNER_KEYS
 _NUMBERED = re.compile(r"\.(\d+)$")
 
 
@@ -102,7 +104,7 @@ class IPCPlanner(Method):
 
     def __init__(self, name: str, config: dict, params: dict, layout):
         super().__init__(name, config, params, layout)
-        unknown = sorted(set(config) - set(KEYS) - {"method", "run", "splits", "seeds", "time_limit"})
+        unknown = sorted(set(config) - set(KEYS) - {"method", "run", "splits", "seeds", "time_limit", "train_problems"})
         if unknown:
             raise ConfigError(f"params: methods.{name} has unknown key(s) {unknown}; valid: {list(KEYS)}")
         self.learn_cmd, self.plan_cmd = contract_commands(name, config)

@@ -46,6 +46,7 @@ from planarena.config import is_held_out
 from planarena.core.io import atomic_write_json, atomic_write_text
 from planarena.core.records import ResultRecord
 from planarena.methods.base import ReportTraits
+from planarena.paramkeys import suggestion
 from planarena.report import plots as plotting
 from planarena.report.markdown import DASH, md_table, md_text
 from planarena.report.records import plan_records_of, split_sort_key
@@ -173,7 +174,9 @@ def compare(
     known = every.methods()
     for m in (a, b):
         if m not in known:
-            raise ValueError(f"compare: no plan records of method {m!r}; methods with plan records: "
+            near = suggestion(m, known)
+            hint = " (did you mean " + " or ".join(f"{n!r}" for n in near.split("` or `")) + "?)" if near else ""
+            raise ValueError(f"compare: no plan records of method {m!r}{hint}; methods with plan records: "
                              f"{', '.join(known) or 'none'}")
     keep = (lambda s: s in splits) if splits is not None else is_held_out
     data = every.within({c for c in every.evaluated if keep(c[1])})
