@@ -309,8 +309,11 @@ def test_claims_report_gives_an_unrun_claim_a_not_run_page_with_what_it_needs(tm
     (tmp_path / "claims").mkdir()
     _write(tmp_path / "claims", text + "needs: >\n  36 A100-hours: the model at the\n  paper's size.\n", "big")
     _write(tmp_path / "claims", text, "later")
+    # a run that started and was stopped: its workspace holds data but no finished run
+    (tmp_path / "work" / "later" / "data" / "results").mkdir(parents=True)
+    (tmp_path / "work" / "later" / "data" / "results" / "random_walk.jsonl").write_text("")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PLANARENA_CLAIMS_WORK", str(tmp_path / "none"))
+    monkeypatch.setattr("planarena.claims.run.DEFAULT_WORK", tmp_path / "work")
     for _ in range(2):
         out = CliRunner().invoke(app, ["claims", "report", "--draws", "2"])
         assert out.exit_code == 0, out.output

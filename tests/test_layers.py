@@ -7,7 +7,7 @@ from this test).
 The order (:data:`LAYERS`, lowest first; a layer may import its own modules and any layer of a
 lower tier, never one of its own tier or above):
 
-core < config, stats < results, datasets, search < features < methods.base < protocols < methods
+core < config, stats, paramkeys < results, datasets, search < features < methods.base < protocols < methods
 < runner < claims.spec < report < claims < cli
 
 ``methods.base`` (the contract every family implements) sits below the protocols that call it,
@@ -35,7 +35,7 @@ PACKAGE = "planarena"
 #: ``planarena.methods.dias.model`` -> ``methods``); ``planarena`` itself (its ``__init__``) is tier 0.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
-    ("config", "stats"),
+    ("config", "stats", "paramkeys"),
     ("results", "datasets", "search"),
     ("features",),
     ("methods.base",),
@@ -59,7 +59,7 @@ KNOWN_CYCLES: dict[frozenset[str], str] = {
 
 #: Layers shared by every family: they import no family (only the contract ``methods.base`` and the
 #: registry ``planarena.methods``), so that an edit in ``methods/<family>/`` reruns only that family.
-SHARED = ("core", "config", "stats", "results", "datasets", "features", "search", "protocols", "runner")
+SHARED = ("core", "config", "stats", "paramkeys", "results", "datasets", "features", "search", "protocols", "runner")
 
 
 def module_name(path: Path) -> str:

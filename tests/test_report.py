@@ -134,10 +134,10 @@ def test_pages_sections_in_order_and_hitk_not_faked():
                            "detail/hitk.md", "detail/pool.md", "detail/schema.md", "detail/ablations.md", "detail/cost.md",
                            "detail/published.md", "detail/info.md"]
     titles = [line[3:] for line in pages["leaderboard.md"].splitlines() if line.startswith("## ")]
-    assert titles == ["Problems", "Plan coverage", "Successor ranking", "Methods", "Detail pages and plots"]
+    assert titles == ["At a glance", "Problems", "Plan coverage", "Successor ranking", "Methods", "Detail pages and plots"]
     md = render(seeds_2_1_3(), manifest_3())
     titles = [line[3:] for line in md.splitlines() if line.startswith("## ")]
-    assert titles == ["Problems", "Coverage", "Plan quality", "Plots", "Per-domain detail", "Hit@k",
+    assert titles == ["Problems", "How to read the headline tables", "Coverage", "Plan quality", "Plots", "Per-domain detail", "Hit@k",
                       "Candidate-pool Hit@k (EmbedPlan protocols)", "Schema learning", "Ablations", "Cost",
                       "Published reference rows", "Info"]
     hitk = section(md, "Hit@k")

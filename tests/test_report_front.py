@@ -58,10 +58,12 @@ def test_headline_tables_have_every_method_and_its_floor():
     # one problem set: the cells some method ran on (gripper/validation: nobody did)
     assert cov[0] == ["kind", "method", "validation (n=3)", "held-out (n=3)", "above floor", "vs untrained twin",
                       "budget"]
-    # grouped by kind (search first), then floors; the best tier of each kind in bold
+    # grouped by kind (search first), then floors
     assert [r[:2] for r in cov[1:]] == [["search", "fd"], ["search", "model"], ["floor", "ident"], ["floor", "walk"]]
-    assert cov[1][2] == "**1.00 [0.44, 1.00] 3/3**"  # Wilson for 3/3
-    assert cov[2][2] == "**0.67 [0.21, 0.94] 2/3**"  # 1 discordant problem vs fd: same tier
+    # Wilson for 3/3; 1 discordant problem between fd and model: neither is significantly best, so
+    # nothing is bold (bold: significantly better than every other row of its kind)
+    assert cov[1][2] == "1.00 [0.44, 1.00] 3/3"
+    assert cov[2][2] == "0.67 [0.21, 0.94] 2/3"
     assert cov[4][2].endswith(" 2/6")  # two seeds: solved attempts of problems x seeds
     assert cov[2][4] == "at floor at this budget: `ident` p=1.00"  # one discordant problem against its floor
     rank = section(md, "Successor ranking")
@@ -84,6 +86,21 @@ def test_headline_tables_have_every_method_and_its_floor():
     m = report.build_metrics(report.analyse(ReportInputs(small_run(), [], manifest_3(), traits=TRAITS)))
     assert m == {"coverage": {"validation": {"fd": 1.0, "model": 0.6667, "ident": 0.3333, "walk": 0.3333}}}
 
+
+
+def test_glance_box_names_the_best_row_of_each_kind_and_the_claims():
+    """"At a glance" opens the page: the best row of each kind on the held-out problems and whether
+    it is significantly best (the table's bold tier), then the claims by verdict."""
+    from planarena.report.sections.glance import claims_line
+
+    md = front(small_run(), manifest_3(), traits=TRAITS)
+    assert md.index("## At a glance") < md.index("## Plan coverage")
+    box = section(md, "At a glance")
+    # fd 3/3 and model 2/3 differ on one problem: not significantly
+    assert "**search**: `fd` 1.00 [0.44, 1.00] (not significantly better than `model`)" in box
+    verdicts = [{"claim": "a", "verdict": "confirmed"}, {"claim": "b", "verdict": "not run"},
+                {"claim": "c", "verdict": "confirmed"}]
+    assert claims_line(verdicts) == "Claims ([table](#claims)): **confirmed** 2 (`a`, `c`); **not run** 1 (`b`)."
 
 def test_front_page_stays_short_with_many_methods_and_domains():
     manifest = []

@@ -10,6 +10,7 @@ Examples::
     planarena methods                # list registered methods and their tasks
     planarena check-params           # every misspelled key of params.yaml, without running anything
     planarena rows --profile full    # every row: class, family, kind, on/off, budget
+    planarena check-repro            # this run's headline numbers against the committed run's
     planarena suites                 # the suites, their domains and problems per split
     planarena compare wl_xgb_delta wl_xgb_state   # per-problem comparison -> reports/compare/
     planarena encoders get mpnet     # fetch EmbedPlan's MPNet encoder into ~/.cache/planarena/encoders
@@ -167,13 +168,86 @@ def validate(domain_file: Path, problem_file: Path, plan_file: Path) -> None:
     raise typer.Exit(0 if v.valid else 1)
 
 
+def _has_records(layout) -> bool:
+    return Path(layout.results).is_dir() and any(Path(layout.results).glob("*.jsonl"))
+
+
+def _committed_records(tmp: Path):
+    """``(layout, environment)`` of the committed run's records (``reports/records.tar.gz``,
+    :mod:`planarena.report.bundle`) unpacked under ``tmp``, for a checkout without ``data/results``."""
+    from planarena.report import bundle
+
+    archive = Path("reports") / bundle.BUNDLE
+    layout = bundle.restore(archive, tmp)
+    typer.echo(f"no data/results here: reading the committed run's records ({archive})", err=True)
+    return layout, bundle.committed_environment(archive)
+
+
 @app.command()
 def report(params: Path = typer.Option(Path("params.yaml"), help="params file")) -> None:
-    """Render reports/leaderboard.md, metrics.json and plots from existing data/results."""
+    """Render reports/leaderboard.md, metrics.json and plots from existing data/results; in a
+    checkout without them (a fresh clone), from the committed run's records (reports/records.tar.gz)."""
+    import tempfile
+
+    from planarena.config import Layout
     from planarena.report.leaderboard import run_stage
 
-    stage_main(run_stage, params_file=str(params))
+    if _has_records(Layout()):
+        stage_main(run_stage, params_file=str(params))
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                layout, env = _committed_records(Path(tmp))
+                run_stage(load_params(params), layout, environment=env)
+            except INPUT_ERRORS as exc:
+                report_input_error(exc)
     typer.echo("wrote reports/leaderboard.md")
+
+
+@app.command("check-repro")
+def check_repro(
+    params: Path = typer.Option(Path("params.yaml"), help="params file of this run"),
+    against: Optional[Path] = typer.Option(None, help="a records archive to compare with (default: "
+                                                      "reports/records.tar.gz as committed at git HEAD)"),
+) -> None:
+    """Does this run (data/results, after `make repro`) agree with the committed one? Per headline
+    number of the front page: identical, within the committed 95 % interval, or outside it; then what
+    differs between the two machines (CPU, vector extensions, torch build, packages). Exit 1 when a
+    number lies outside its interval or a committed row has no records here."""
+    import subprocess
+    import tempfile
+
+    from planarena.config import Layout
+    from planarena.core.records import iter_records
+    from planarena.report import bundle, repro
+
+    resolved = load_params(params)
+    if not _has_records(Layout()):
+        typer.echo("error: data/results: no records of this run to check (run `make repro` first)", err=True)
+        raise typer.Exit(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = against
+        if archive is None:
+            archive = Path(tmp) / bundle.BUNDLE
+            proc = subprocess.run(["git", "show", f"HEAD:reports/{bundle.BUNDLE}"], capture_output=True)
+            if proc.returncode != 0:
+                typer.echo(f"error: reports/{bundle.BUNDLE} is not committed at HEAD: nothing to compare with "
+                           "(--against FILE names an archive)", err=True)
+                raise typer.Exit(1)
+            archive.write_bytes(proc.stdout)
+        try:
+            theirs = bundle.restore(archive, Path(tmp) / "committed")
+        except INPUT_ERRORS as exc:
+            report_input_error(exc)
+        committed = list(iter_records(sorted(Path(theirs.results).glob("*.jsonl"))))
+        local = list(iter_records(sorted(Path(Layout().results).glob("*.jsonl"))))
+        seed = int(resolved.get("seed", 0) or 0)
+        rows = repro.coverage_agreement(committed, local, repro.committed_intervals(theirs, resolved))
+        rows += repro.hit_agreement(committed, local, seed)
+        env = repro.environment_differences(bundle.committed_environment(archive), bundle.environment())
+    typer.echo(repro.render(rows, env))
+    bad = any(r.status in (repro.OUTSIDE, repro.MISSING) for r in rows)
+    raise typer.Exit(1 if bad else 0)
 
 
 @app.command("compare")
@@ -187,16 +261,21 @@ def compare_methods(
 ) -> None:
     """Compare two plan methods problem by problem on their common problems (Downward Lab style):
     the paired coverage test, the discordant problems, the largest plan-length differences and
-    scatter plots (plan length, time, expansions) in OUT/compare.md. Reads data/results."""
+    scatter plots (plan length, time, expansions) in OUT/compare.md. Reads data/results, or in a
+    checkout without them (a fresh clone) the committed run's records (reports/records.tar.gz)."""
+    import tempfile
+
     from planarena.config import Layout
     from planarena.report.compare import coverage_line, run_compare
 
-    try:
-        resolved = load_params(params)
-        splits = sorted({s for s in _record_splits(Layout().results)}) if all_splits else None
-        c, page = run_compare(resolved, Layout().results, a, b, out, splits)
-    except INPUT_ERRORS as exc:
-        report_input_error(exc)
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            resolved = load_params(params)
+            layout = Layout() if _has_records(Layout()) else _committed_records(Path(tmp))[0]
+            splits = sorted({s for s in _record_splits(layout.results)}) if all_splits else None
+            c, page = run_compare(resolved, layout.results, a, b, out, splits)
+        except INPUT_ERRORS as exc:
+            report_input_error(exc)
     typer.echo(coverage_line(c))
     typer.echo(f"wrote {page} ({c.n} common problems, {int((c.problems['a_solved'] != c.problems['b_solved']).sum())} "
                f"discordant) and its plots")
@@ -605,7 +684,7 @@ def claims_report(
     draws: int = typer.Option(200, help="simulated runs per scenario of the power check on the page"),
 ) -> None:
     """Recompute each claim's verdict page without running anything: from its workspace's records
-    when the workspace is here (they are committed beside the page), else from the records its page
+    when a finished run's workspace is here (they are committed beside the page), else from the records its page
     committed; a page whose run kept no records becomes "not recomputable: records not kept"; a
     claim that has not run gets a "not run" page (its expected cost, or what its file says it
     `needs`, and its power table), so the front page lists every registered claim."""
@@ -617,7 +696,7 @@ def claims_report(
     for c in claims:
         ws = work if (work and len(claims) == 1) else claim_run.DEFAULT_WORK / c.id
         rep = _power(c, draws)
-        if (ws / ("measurements.jsonl" if c.is_measure else "data")).exists():
+        if claim_run.finished(ws):   # a killed or partial run's records are no verdict
             v = claim_run.write_page(c, ws, root, power=rep)
             what = v.verdict
         else:

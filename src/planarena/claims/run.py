@@ -171,10 +171,13 @@ def run(claim: Claim, work: Path, echo=print) -> float:
         params = claim_params(claim, (REPO / "params.yaml").read_text(), check_methods=False)
         work.mkdir(parents=True, exist_ok=True)
         atomic_write_text(work / "params.yaml", yaml.safe_dump(params, sort_keys=False, width=120))
+        (work / FINISHED).unlink(missing_ok=True)
         measure.run(claim, work, params, echo)
         _add_cost(work, time.perf_counter() - start, head)
+        _mark_finished(work, head)
         return time.perf_counter() - start
     prepare(claim, work)
+    (work / FINISHED).unlink(missing_ok=True)
     start = time.perf_counter()
     log = work / "run.log"
     with open(log, "a") as out:
@@ -189,7 +192,22 @@ def run(claim: Claim, work: Path, echo=print) -> float:
     _add_cost(work, seconds, head)
     if rc != 0:
         raise RuntimeError(f"claim {claim.id}: dvc repro failed (exit {rc}); see {log}")
+    _mark_finished(work, head)
     return seconds
+
+
+#: Written into a claim's workspace when its run finished (``dvc repro`` exited 0): only such a
+#: workspace has the records of a verdict (a killed or partial run's records are not one).
+FINISHED = "finished.json"
+
+
+def _mark_finished(work: Path, head: str) -> None:
+    atomic_write_text(work / FINISHED, json.dumps({"commit": head, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}) + "\n")
+
+
+def finished(work: Path) -> bool:
+    """Whether the claim's workspace ``work`` holds a finished run (:data:`FINISHED`)."""
+    return (work / FINISHED).exists()
 
 
 def run_unit(unit: tuple[str, str]) -> dict:
@@ -732,6 +750,6 @@ def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
     return data
 
 
-__all__ = ["DEFAULT_WORK", "NOT_RECOMPUTABLE", "NOT_RUN", "mark_not_run", "claim_params", "largest_solved", "mark_not_recomputable",
+__all__ = ["DEFAULT_WORK", "FINISHED", "NOT_RECOMPUTABLE", "NOT_RUN", "finished", "mark_not_run", "claim_params", "largest_solved", "mark_not_recomputable",
            "measurements_of", "portable_params", "prepare", "provenance_lines", "published_check", "recompute_committed",
            "render_page", "run", "run_unit", "schema_run_summary", "training_rows", "verdict_of", "write_page"]

@@ -32,7 +32,7 @@ from typing import Mapping, Sequence
 
 from planarena.config import SCHEMA_SPLIT, Layout
 from planarena.core.io import atomic_write_text
-from planarena.report import compare, pages
+from planarena.report import bundle, compare, pages
 from planarena.report.model import Analysis
 from planarena.report import plots as plotting
 from planarena.report.metrics import COVERAGE
@@ -221,9 +221,13 @@ def write_report(
     return a
 
 
-def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports")) -> None:
-    """Entry point of the ``report`` DVC stage.
+def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"),
+              environment: Mapping | None = None) -> None:
+    """Entry point of the ``report`` DVC stage; also ``planarena report`` (on the committed records,
+    :mod:`planarena.report.bundle`, where this checkout has none: ``environment`` is then the
+    committed run's machine, and the archive is not rewritten).
 
+    Writes ``reports/records.tar.gz`` (:func:`planarena.report.bundle.write`) beside the pages.
     Reads ``layout.results/*.jsonl``, ``layout.plans/records.jsonl``,
     ``layout.problems/manifest.jsonl`` and ``layout.acp/*/summary.json``. Params read:
     ``profile``, ``suite``, the names under ``suites.<suite>.domains`` and ``evaluation.splits``
@@ -247,8 +251,10 @@ def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"))
     inputs.records = [r for r in inputs.records if r.method not in off]
     inputs.seed = int(params.get("seed", 0) or 0)
     inputs.time_limits = quality.time_limits(params)
-    run_info = info.collect_info(params, traits, Path(layout.root) / "inputs")
+    run_info = info.collect_info(params, traits, Path(layout.root) / "inputs", environment)
     run_info["paper_runs"] = list((params.get("report") or {}).get("paper_runs") or [])
     run_info["description"] = (params.get("report") or {}).get("description")
     run_info["claims"] = claims_section.load_verdicts(Path(reports_dir) / "claims")
     write_report(inputs, run_info, reports_dir)
+    if environment is None:   # the records this page was computed from, for a fresh clone
+        bundle.write(layout, params["methods"], Path(reports_dir) / bundle.BUNDLE)

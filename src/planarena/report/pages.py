@@ -20,6 +20,7 @@ from planarena.report.plots import Plot  # noqa: F401  (re-exported: the pages l
 from planarena.report.markdown import md_table, md_text
 from planarena.report.published.loader import PAPERS, PublishedPaper
 from planarena.report.sections import claims as claims_section
+from planarena.report.sections import glance
 from planarena.report.sections import (
     budget,
     divergence,
@@ -66,13 +67,19 @@ def _published(a: Analysis, run_info: Mapping, papers: Sequence[PublishedPaper])
     ) + schema.render_published(a.schema, papers)
 
 
+#: The front page's coverage tables explained in full (on the coverage detail page, linked from them).
+HEADLINE_HELP = (headline.DESCRIPTION + " *budget*: the length of one training run in its own unit (updates, "
+                 "epochs or boosting rounds) x batch, its share of the budget its paper states (samples seen, "
+                 "else steps), and training wall time per seed.")
+
 #: The detail pages, in link order.
 DETAIL_PAGES: tuple[Page, ...] = (
     Page("problems.md", "Problems", "every check: errors, rejected plans, planning stage, empty splits, "
          "data consistency", lambda a, i, p: problems.render(a.problems)),
     Page("coverage.md", "Coverage and plan quality", "coverage per domain and split (train included), "
          "horizon ceiling, plan quality QS / QS_S, training divergences",
-         lambda a, i, p: [*coverage.render(a.coverage, a.coverage_sum, a.ceiling, a.traits), "",
+         lambda a, i, p: ["## How to read the headline tables", "", HEADLINE_HELP, "",
+                          *coverage.render(a.coverage, a.coverage_sum, a.ceiling, a.traits), "",
                           *quality.render(a.quality, a.ipc), "", *divergence.render(a.divergence)]),
     Page("per-domain.md", "Per-domain detail", "solved / attempted / timeouts per domain, split and "
          "method, beside the reference planning stage", lambda a, i, p: detail.render(a.details)),
@@ -122,6 +129,11 @@ def render_front(
              budget.opening_line(str(run_info.get("profile", "unknown")), run_info.get("paper_runs") or (),
                                  run_info.get("description")), "",
              _provenance(a, run_info), ""]
+    box = glance.lines(a.headline, a.traits, run_info.get("claims") or ())
+    if box:
+        lines += ["## At a glance", "", *box, "",
+                  "How to read the tables below (kinds, floors, twins, intervals, tests): "
+                  "[docs/concepts.md](../docs/concepts.md).", ""]
     if run_info.get("claims"):
         lines += ["## Claims", "", claims_section.DESCRIPTION, "", md_table(claims_section.table(run_info["claims"])), ""]
     lines += ["## Problems", "", *problems.box_lines(a.problems, detail_link("problems.md")), ""]
@@ -129,10 +141,13 @@ def render_front(
     if not a.headline:
         lines += ["No `plan` results yet: `data/results/` holds no records of methods that plan.", ""]
     else:
-        lines += [headline.DESCRIPTION + " *budget*: the length of one training run in its own unit (updates, "
-                  "epochs or boosting rounds) x batch, its share of the budget its paper states (samples seen, "
-                  "else steps), and training wall time per seed. Per domain, "
-                  f"train and plan quality: [{detail_link('coverage.md')}]({detail_link('coverage.md')}).", ""]
+        how = f"{detail_link('coverage.md')}#how-to-read-the-headline-tables"
+        lines += ["Each cell: the fraction of attempts solved and accepted by the validator, its 95 % interval and "
+                  "k/N (problems x seeds); rows compared within their kind. **Bold**: significantly better than "
+                  "every other row of its kind (Holm-adjusted p < 0.05). *Above floor* / *vs untrained twin*: "
+                  "paired tests over the held-out problems against the floors / the row's untrained twin (the p "
+                  f"shown is Holm-adjusted). How to read every column: [{how}]({how}); per domain, train and plan "
+                  f"quality: [{detail_link('coverage.md')}]({detail_link('coverage.md')}).", ""]
         for i, table in enumerate(a.headline):
             if len(a.headline) > 1:
                 lines += [f"Problem set {i + 1} of {len(a.headline)}: {', '.join(f'`{s}`' for s in table.splits)}.", ""]

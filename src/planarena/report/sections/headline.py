@@ -66,7 +66,7 @@ class CoverageTable:
             the pooled held-out problems (Holm across the table).
         domain_floor_tests: the same per learned method and domain (a second Holm family across the
             table's rows, floors and domains).
-        bold: per column, the methods in its best tier.
+        bold: per column, the rows significantly better than every other row of their kind.
     """
 
     splits: list[str]
@@ -78,6 +78,9 @@ class CoverageTable:
     floor_tests: dict[str, list[tuple[str, stats.PairedTest, float]]] = field(default_factory=dict)
     domain_floor_tests: dict[str, dict[str, list[tuple[str, stats.PairedTest, float]]]] = field(default_factory=dict)
     bold: dict[str, set[str]] = field(default_factory=dict)
+    #: per column, the best row of each kind and the rows of its kind not significantly worse
+    #: than it (the rows the best cannot be told apart from)
+    tier: dict[str, set[str]] = field(default_factory=dict)
     #: per (method, column), which of the column's problems the method has a record for (any seed)
     attempted: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     #: floors merged for the tests: ``{floor: {other floor: {domain or HELD_OUT}}}`` where the two
@@ -265,10 +268,11 @@ def _learns(traits: Mapping[str, ReportTraits], m: str) -> bool:
 
 
 def _mark_best(table: CoverageTable, seed: int) -> None:
-    """Fill ``table.bold``: per column and kind, the best row and every row not significantly
-    worse than it (Holm within the column and kind)."""
+    """Fill ``table.tier`` (per column and kind, the best row and every row not significantly worse
+    than it, Holm within the column and kind) and ``table.bold`` (the best row where its tier is
+    itself alone among two or more rows: significantly better than every other row of its kind)."""
     for col in table.columns:
-        table.bold[col] = set()
+        table.bold[col], table.tier[col] = set(), set()
         for kind in KINDS:
             rows = [m for m in table.methods if table.group[m] == kind and (m, col) in table.cells]
             if not rows:
@@ -279,10 +283,10 @@ def _mark_best(table: CoverageTable, seed: int) -> None:
             others = [m for m in rows if m != best]
             tests = [table.paired(m, best, col, seed) for m in others]
             adjusted = stats.holm([t.p for t in tests])
-            table.bold[col].add(best)
-            for m, t, p in zip(others, tests, adjusted):
-                if t.diff >= 0 or p >= stats.ALPHA:
-                    table.bold[col].add(m)
+            tier = {best} | {m for m, t, p in zip(others, tests, adjusted) if t.diff >= 0 or p >= stats.ALPHA}
+            table.tier[col] |= tier
+            if others and tier == {best}:
+                table.bold[col].add(best)
 
 
 #: Marks a cell of the split a row selected its checkpoint on (:attr:`ReportTraits.selected_on`)
@@ -290,8 +294,8 @@ SELECTED = "(sel.)"
 
 
 def format_cell(iv: stats.Interval, bold: bool = False) -> str:
-    """``"0.29 [0.18, 0.41] 31/105"`` (k/N: attempts solved of problems x seeds); bold when in the
-    best tier; ``"–"`` without data."""
+    """``"0.29 [0.18, 0.41] 31/105"`` (k/N: attempts solved of problems x seeds); bold when
+    significantly best of its kind; ``"–"`` without data."""
     if iv.n == 0 or math.isnan(iv.value):
         return DASH
     attempts = iv.n * iv.runs
@@ -382,9 +386,11 @@ DESCRIPTION = (
     "interval, and k/N (solved attempts of problems x seeds). Interval: Wilson score for one run; a "
     "hierarchical percentile bootstrap (2,000 resamples of the problems, then the seeds; seeded from "
     "params) for several. Rows are grouped by kind (search, lookahead policy, policy, decoder; then "
-    "floors and ceilings) and compared only within it. **Bold**: the best of its column and kind and "
-    "every row of that kind not significantly worse than it (paired test, Holm-corrected within the "
-    "column and kind; nothing bold when the best solves nothing). *Above floor*: the learned row beats "
+    "floors and ceilings) and compared only within it. **Bold**: the row significantly better than every "
+    "other row of its kind in that column (paired tests, Holm-adjusted p < 0.05 within the column and kind); "
+    "nothing is bold where the best cannot be told apart from another row (the *At a glance* box names "
+    "them). Every p shown is Holm-adjusted (the step-down correction over the table's tests), so it can "
+    "read 1.00 where the raw test's p is smaller. *Above floor*: the learned row beats "
     "every floor of its kind, its own untrained twin included (another row's twin is not one of its floors; "
     "a lookahead policy's floors are its twin and a uniform choice among its lookahead's candidates, the "
     "primitive random walks are references there), on the pooled held-out problems by a paired test (McNemar's exact test "

@@ -92,6 +92,56 @@ def cpu_model(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
     return platform.processor() or "unknown"
 
 
+#: The vector extensions that move floats and timings between machines (``/proc/cpuinfo`` flags).
+VECTOR_FLAGS: tuple[str, ...] = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
+
+
+def vector_extensions(cpuinfo: str | os.PathLike = "/proc/cpuinfo") -> str:
+    """``"avx avx2 fma sse4_2 (no AVX-512)"``: which of :data:`VECTOR_FLAGS` the first CPU's ``flags``
+    line lists, and whether AVX-512 is absent; ``"unknown"`` without ``/proc/cpuinfo``."""
+    try:
+        for line in Path(cpuinfo).read_text().splitlines():
+            if line.lower().startswith("flags") and ":" in line:
+                flags = set(line.split(":", 1)[1].split())
+                have = [f for f in VECTOR_FLAGS if f in flags]
+                return " ".join(have) + ("" if "avx512f" in flags else " (no AVX-512)")
+    except OSError:
+        pass
+    return "unknown"
+
+
+def torch_build() -> str:
+    """``"2.13.0+cu130 (CUDA 13.0 build)"`` / ``"2.13.0+cpu (CPU build)"``: the installed torch and
+    whether it is a CUDA build (a CPU-only machine then carries GPU libraries it never uses), read
+    from the distribution metadata and ``torch/version.py`` without importing torch; ``"not
+    installed"``."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return "not installed"
+    text = ""
+    version_file = Path(list(spec.submodule_search_locations)[0]) / "version.py"
+    try:
+        text = version_file.read_text()
+    except OSError:
+        pass
+    fields = {}
+    for line in text.splitlines():   # `__version__ = '2.13.0+cu130'`, `cuda: Optional[str] = '13.0'`
+        if "=" not in line:
+            continue
+        left, value = line.split("=", 1)
+        key = left.split(":", 1)[0].strip()
+        if key in ("__version__", "cuda"):
+            fields[key] = value.strip().strip("'\"")
+    version = fields.get("__version__") or package_versions(("torch",))["torch"]
+    cuda = fields.get("cuda")
+    return f"{version} (" + (f"CUDA {cuda} build" if cuda and cuda != "None" else "CPU build") + ")"
+
+
 def _suite_name(params: Mapping) -> str:
     suite = params.get("suite")
     if isinstance(suite, Mapping):
@@ -129,12 +179,15 @@ def code_hash(inputs_dir: str | os.PathLike | None) -> str | None:
 
 
 def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = None,
-                 inputs_dir: str | os.PathLike | None = None) -> dict:
+                 inputs_dir: str | os.PathLike | None = None, environment: Mapping | None = None) -> dict:
     """Provenance for the section, as a dict (git, code hash, params hash, profile, suite, CPU,
     Python, packages, planner limits), plus ``method_settings``: the ``(item, value)`` rows the
     configured methods declare (:func:`planarena.report.traits.info_rows` of ``traits``).
-    ``inputs_dir``: the stage inputs folder (``data/inputs``) for :func:`code_hash`."""
+    ``inputs_dir``: the stage inputs folder (``data/inputs``) for :func:`code_hash`;
+    ``environment``: the machine the records came from (:func:`planarena.report.bundle.environment`
+    of a committed run) instead of this one's."""
     rev, dirty = git_state()
+    env = dict(environment or {})
     return {
         "git_revision": rev,
         "git_dirty": dirty,
@@ -142,10 +195,12 @@ def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = No
         "params_hash": stable_hash(params),
         "profile": str(params.get("profile", "unknown")),
         "suite": _suite_name(params),
-        "cpu_model": cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "packages": package_versions(),
+        "cpu_model": env.get("cpu_model") or cpu_model(),
+        "cpu_count": env.get("cpu_count") or os.cpu_count(),
+        "vector_extensions": env.get("vector_extensions") or vector_extensions(),
+        "torch_build": env.get("torch") or torch_build(),
+        "python": env.get("python") or platform.python_version(),
+        "packages": env.get("packages") or package_versions(),
         "planner_limits": planner_limits(params),
         "method_settings": info_rows(traits or {}),
     }
@@ -193,7 +248,9 @@ def render_info(info: Mapping, methods: pd.DataFrame) -> str:
             ),
             ("profile", info.get("profile")),
             ("suite", info.get("suite")),
-            ("CPU", f"{info.get('cpu_model')}, {info.get('cpu_count')} cores"),
+            ("CPU", f"{info.get('cpu_model')}, {info.get('cpu_count')} cores, vector extensions: "
+                    f"{info.get('vector_extensions', 'unknown')}"),
+            ("torch", info.get("torch_build", "unknown")),
             ("Python", info.get("python")),
             ("Fast Downward limits", info.get("planner_limits", "unknown")),
             *(tuple(row) for row in info.get("method_settings") or ()),

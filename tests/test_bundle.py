@@ -1,0 +1,68 @@
+"""The run's records committed beside the front page (planarena.report.bundle) and `check-repro`
+(planarena.report.repro): a deterministic archive that restores to a data/-like folder, and a
+per-number comparison that tells identical from within- and outside-interval differences."""
+
+from __future__ import annotations
+
+import json
+
+from test_report import rec
+
+from planarena.config import Layout
+from planarena.core.records import iter_records
+from planarena.report import bundle, repro
+from planarena.stats import wilson
+
+
+def _layout(root, outcomes):
+    layout = Layout(root)
+    layout.results.mkdir(parents=True)
+    for m, solved in outcomes.items():
+        lines = [json.dumps(rec(m, "d", "extrapolation", f"p{i}", 13, "solved" if s else "unsolved").to_dict())
+                 for i, s in enumerate(solved)]
+        (layout.results / f"{m}.jsonl").write_text("\n".join(lines) + "\n")
+    (layout.plans).mkdir(parents=True)
+    (layout.plans / "records.jsonl").write_text("")
+    (layout.problems / "d").mkdir(parents=True)
+    (layout.problems / "d" / "domain.pddl").write_text("(define (domain d))\n")
+    return layout
+
+
+def test_archive_is_deterministic_and_restores_what_the_report_reads(tmp_path):
+    layout = _layout(tmp_path / "data", {"a": [1, 1, 0], "off": [1]})
+    first = bundle.write(layout, ["a"], tmp_path / "one.tar.gz")
+    bundle.write(layout, ["a"], tmp_path / "two.tar.gz")
+    assert (tmp_path / "one.tar.gz").read_bytes() == (tmp_path / "two.tar.gz").read_bytes()
+    assert first["files"] == 4   # environment, results/a, problems/d/domain.pddl, plans/records
+    back = bundle.restore(tmp_path / "one.tar.gz", tmp_path / "back")
+    assert sorted(p.name for p in back.results.glob("*.jsonl")) == ["a.jsonl"]   # the reported rows only
+    assert (back.results / "a.jsonl").read_text() == (layout.results / "a.jsonl").read_text()
+    assert (back.problems / "d" / "domain.pddl").exists()
+    env = bundle.committed_environment(tmp_path / "one.tar.gz")
+    assert env["cpu_count"] and "torch" in env and "vector_extensions" in env
+
+
+def test_check_repro_tells_identical_within_and_outside(tmp_path):
+    committed = _layout(tmp_path / "c", {"a": [1] * 10 + [0] * 10, "b": [1] * 10 + [0] * 10})
+    local = _layout(tmp_path / "l", {"a": [1] * 10 + [0] * 10, "b": [1] * 12 + [0] * 8})
+    read = lambda layout: list(iter_records(sorted(layout.results.glob("*.jsonl"))))  # noqa: E731
+    ivs = {"a": wilson(10, 20), "b": wilson(10, 20), "gone": wilson(5, 20)}
+    rows = {r.number: r for r in repro.coverage_agreement(read(committed), read(local), ivs)}
+    assert rows["coverage a"].status == repro.IDENTICAL and rows["coverage a"].discordant == 0
+    assert rows["coverage b"].status == repro.WITHIN and rows["coverage b"].discordant == 2
+    assert rows["coverage b"].local == 0.6
+    assert rows["coverage gone"].status == repro.MISSING
+    far = _layout(tmp_path / "f", {"a": [1] * 20, "b": [0] * 20})
+    rows = {r.number: r for r in repro.coverage_agreement(read(committed), read(far), ivs)}
+    assert rows["coverage a"].status == rows["coverage b"].status == repro.OUTSIDE
+    text = repro.render(list(rows.values()), ["torch: 2.13.0+cpu (CPU build) -> 2.13.0+cu130 (CUDA 13.0 build)"])
+    assert "2 outside interval, 1 missing of 3 headline numbers." in text
+    assert "Machine differences (committed -> this run): torch: 2.13.0+cpu (CPU build) -> 2.13.0+cu130" in text
+
+
+def test_environment_differences_name_each_field():
+    a = {"cpu_model": "AMD EPYC", "vector_extensions": "avx2 (no AVX-512)", "torch": "2.13.0+cpu (CPU build)",
+         "packages": {"torch": "2.13.0", "wlplan": "2.1.0"}}
+    b = {**a, "vector_extensions": "avx2 avx512f", "packages": {"torch": "2.13.0", "wlplan": "2.2.0"}}
+    assert repro.environment_differences(a, b) == ["vector_extensions: avx2 (no AVX-512) -> avx2 avx512f",
+                                                   "wlplan: 2.1.0 -> 2.2.0"]
