@@ -12,7 +12,7 @@ Examples::
     planarena rows --profile full    # every row: class, family, kind, on/off, budget
     planarena check-repro            # this run's headline numbers against the committed run's
     planarena suites                 # the suites, their domains and problems per split
-    planarena compare wl_xgb_delta wl_xgb_state   # per-problem comparison -> reports/compare/
+    planarena compare wl_xgb_delta wl_lstm_delta  # per-problem comparison -> reports/compare/
     planarena encoders get mpnet     # fetch EmbedPlan's MPNet encoder into ~/.cache/planarena/encoders
     planarena learn DK domain.pddl p1.pddl p2.pddl --method wl_goose   # IPC 2023 Learning Track contract
     planarena plan DK domain.pddl p9.pddl plan                         # (learner and planner side)
