@@ -91,13 +91,13 @@ def budget_cells(records: Iterable[ResultRecord], traits: Mapping[str, ReportTra
 def opening_line(profile: str, runs: Sequence[Mapping] = (), description: str | None = None) -> str:
     """The front page's first line: the profile, what it is (``description``, params
     ``report.description``, for a run that changes a profile's sizes; else :data:`PROFILES`), and
-    links to the committed runs at a paper's size (``runs``: params ``report.paper_runs``, each
-    ``{path, what}`` with ``path`` relative to ``reports/``)."""
+    links to the other committed runs (``runs``: params ``report.paper_runs``, each ``{path, what}``
+    with ``path`` relative to ``reports/``; ``what`` says the run's size against its paper)."""
     what = description or PROFILES.get(profile, "a custom profile")
     line = f"**Profile `{profile}`**: {what}."
     if runs:
         links = "; ".join(f"[{r['what']}]({r['path']})" for r in runs)
-        line += f" Runs at a paper's size, committed with their records or params: {links}."
+        line += f" Other committed runs (each label says its size against its paper): {links}."
     return line
 
 
