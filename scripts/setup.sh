@@ -60,3 +60,15 @@ if [ ! -d .dvc ]; then
   [ -d .git ] || git init -q
   "$VENV/bin/dvc" init -q
 fi
+
+# Last line: say plainly when torch is not the CPU build (the CPU index was unreachable and PyPI's
+# CUDA build came instead): what it costs here, and that results may differ from the committed run.
+build=$(sed -n "s/^__version__ = '\(.*\)'/\1/p" "$("$VENV/bin/python" -c 'import importlib.util as u; print(u.find_spec("torch").submodule_search_locations[0])')/version.py" 2>/dev/null)
+case "$build" in
+  *+cpu*|"") ;;
+  *)
+    size=$(du -sh "$VENV" 2>/dev/null | cut -f1)
+    cuda=$(du -shc "$VENV"/lib/python*/site-packages/nvidia 2>/dev/null | tail -1 | cut -f1)
+    echo "setup: NOTE: torch $build is not the CPU build (installed from the default index when $TORCH_INDEX could not be reached): the venv is $size, ${cuda:-?} of it CUDA libraries (nvidia-*) a CPU-only machine never uses; imports are slower (docs/cost.md) and floats can differ from the committed run in the third decimal: run \`planarena check-repro\` after \`make repro\`" >&2
+    ;;
+esac
