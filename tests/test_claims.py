@@ -216,9 +216,13 @@ def test_front_page_claims_table_from_verdict_files(tmp_path):
          "power": {"simulated": True, "passes": False, "outcome": {"paper": {"confirmed": 0.62},
                                                                   "floor": {"confirmed": 0.01}}}}))
     [row] = section.table(section.load_verdicts(tmp_path / "reports" / "claims")).to_dict("records")
-    # one short line: the verdict with its marks, the deciding numbers with n, the power check
-    assert row["verdict"] == "**confirmed**; *post-hoc*" and row["power: paper / floor"] == "0.62 / 0.01 (fails)"
-    assert row["decided by"] == "better(delta, state) on all domains/extrapolation: 0.90 vs 0.10, p=0.00781, n=10"
+    # one short line: the section, the numbers (no published_check here: the deciding atom's, with
+    # n), the verdict with its marks and reason, the power check, the cost
+    assert row["verdict"] == "**confirmed**; *post-hoc*: the confirm atom holds"
+    assert row["power: paper / floor"] == "0.62 / 0.01 (fails)" and row["cost"] == "~5 CPU min; ran 10 min"
+    assert row["published vs measured"] == \
+        "better(delta, state) on all domains/extrapolation: 0.90 vs 0.10, p=0.00781, n=10"
+    assert row["paper section"] == claim.where
     page = render_page(claim, v, {"wall_s": 600.0, "runs": 1}, "abc1234")
     assert page.startswith("# Claim `delta-beats-state`: **confirmed**") and "code at `abc1234`" in page
     assert "## Gate (all of): holds" in page and "p=0.008" in page

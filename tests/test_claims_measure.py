@@ -109,8 +109,8 @@ def test_measurement_claim_runs_resumes_and_writes_its_page(tmp_path, monkeypatc
     from planarena.report.sections import claims as section
 
     [row] = section.table(section.load_verdicts(tmp_path / "reports")).to_dict("records")
-    assert row["verdict"].startswith("**confirmed**") and "ratio_at_most(aiw, iw, 0.5) in expanded" in row["decided by"]
-    assert ", ratio 0.0815 [" in row["decided by"] and "gap" not in row["decided by"]
+    assert row["verdict"].startswith("**confirmed**") and "ratio_at_most(aiw, iw, 0.5) in expanded" in row["published vs measured"]
+    assert ", ratio 0.0815 [" in row["published vs measured"] and "gap" not in row["published vs measured"]
 
 
 @pytest.mark.parametrize("edit, message", [

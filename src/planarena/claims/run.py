@@ -743,8 +743,8 @@ def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
         lines += ["", "## Notes", "", claim.notes]
     data = {"claim": claim.id, "verdict": NOT_RUN, "needs": needs or None, **provenance_facts(claim),
             "paper": claim.paper, "where": claim.where, "statement": claim.claim, "claim_sha256": claim.digest,
-            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "blocks": {}, "atoms": {}, "domains": {},
-            **({"power": power.to_json()} if power is not None else {})}
+            "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "expected_gpu_hours": claim.cost.get("gpu_hours"),
+            "blocks": {}, "atoms": {}, "domains": {}, **({"power": power.to_json()} if power is not None else {})}
     atomic_write_text(out / "verdict.json", json.dumps(data, indent=2, sort_keys=True, default=float) + "\n")
     atomic_write_text(out / "claim.md", "\n".join(lines) + "\n")
     return data

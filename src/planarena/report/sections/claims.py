@@ -17,11 +17,12 @@ from planarena.report.markdown import md_text
 DESCRIPTION = (
     "Each paper's claims as pre-registered experiments (gate, confirm and refute written before the "
     "run, `claims/`); the verdict is recomputed from the records committed beside its page, with the "
-    "problem as the unit of every test (`planarena claims report`). One line per claim: the verdict (per "
-    "domain where the claim spans several; *not run* with what it needs), the numbers that decided it with their problem counts, and the "
-    "power check (P(confirmed) at the paper's rates and at the floors'). *Post-hoc*: a report committed "
-    "before the claim file already held a cell of its confirm condition. The atom-by-atom detail is on "
-    "each claim's page."
+    "problem as the unit of every test (`planarena claims report`). One line per claim: the paper's section, "
+    "the paper's numbers beside ours (with our 95 % interval; else the numbers that decided it), the verdict "
+    "(per domain where the claim spans several) with its reason in one line (*not run*: what it needs), the "
+    "power check (P(confirmed) at the paper's rates and at the floors') and the cost (expected CPU minutes on "
+    "2 cores; the run's wall time). *Post-hoc*: a report committed before the claim file already held a cell "
+    "of its confirm condition. The atom-by-atom detail is on each claim's page."
 )
 
 
@@ -81,8 +82,7 @@ def verdict_line(v: Mapping) -> str:
     (post-hoc, forced past a failed power check, not recomputable), or why a registered claim has
     not run (what its file says it needs, else its expected cost)."""
     if v.get("verdict") == "not run":
-        return ("**not run**: " + md_text(v["needs"], 300)) if v.get("needs") else \
-            f"**not run** yet (~{v.get('expected_cpu_minutes', '?')} CPU min on 2 cores)"
+        return ("**not run**: " + md_text(v["needs"], 200)) if v.get("needs") else "**not run** yet"
     if v.get("verdict") == "not recomputable":
         prev = v.get("previous") or {}
         was = f" (its page said {prev['verdict']}, commit `{prev.get('commit')}`)" if prev.get("verdict") else ""
@@ -106,18 +106,63 @@ def _power(v: Mapping) -> str:
             + ("" if pw.get("passes") else " (fails)"))
 
 
+def _reason(v: Mapping) -> str:
+    """One line: why the verdict is what it is (the first failing gate atom, the refute atom that
+    holds, the confirm atom that does not, or all confirm atoms holding)."""
+    atoms, blocks = v.get("atoms") or {}, v.get("blocks") or {}
+    verdict = v.get("verdict")
+    if verdict == "not run":
+        return ""
+    if verdict == "not recomputable":
+        return ""
+    if not blocks.get("gate", True):
+        bad = [a["atom"] for a in atoms.get("gate", []) if not a["holds"]]
+        return "gate failed: " + (bad[0] if bad else "?") + (f" (+{len(bad) - 1})" if len(bad) > 1 else "")
+    if verdict == "refuted":
+        hit = [a["atom"] for a in atoms.get("refute", []) if a["holds"]]
+        return "refute holds: " + (hit[0] if hit else "?")
+    confirm = atoms.get("confirm", [])
+    if verdict == "confirmed":
+        return f"all {len(confirm)} confirm atoms hold" if len(confirm) > 1 else "the confirm atom holds"
+    missing = [a["atom"] for a in confirm if not a["holds"]]
+    return ("does not hold: " + missing[0] + (f" (+{len(missing) - 1})" if len(missing) > 1 else "")) if missing else ""
+
+
+def _published_vs_measured(v: Mapping, most: int = 2) -> str:
+    """``"wl_xgb_delta blocksworld extrapolation: paper 0.45, here 0.39 [0.29, 0.49]"`` for the first
+    published values the page compares (else the deciding atoms' numbers)."""
+    checks = v.get("published_check") or []
+    if not checks:
+        return decisive(v)
+    parts = [f"`{c['method']}` {c['domain']} {c['split']}: paper {c['published']:.2f}, here {c['measured']:.2f} "
+             f"[{c['low']:.2f}, {c['high']:.2f}]" for c in checks[:most]]
+    return "; ".join(parts) + (f"; and {len(checks) - most} more" if len(checks) > most else "")
+
+
+def _cost(v: Mapping) -> str:
+    expected, gpu = v.get("expected_cpu_minutes"), v.get("expected_gpu_hours")
+    ran = (v.get("cost") or {}).get("wall_s")
+    out = f"~{expected} CPU min" if expected else f"~{gpu} GPU h" if gpu else "–"
+    return out + (f"; ran {ran / 60:.0f} min" if isinstance(ran, (int, float)) and ran else "")
+
+
 def table(verdicts: Sequence[Mapping]) -> pd.DataFrame:
-    """The Claims table, one short line per claim: claim (linked to its page), verdict, the deciding
-    numbers, the power check (P(confirmed) at the paper's / the floors' rates)."""
+    """The Claims table, one short line per claim: claim (linked to its page, with its paper), the
+    paper section, published vs measured, the verdict with a one-line reason, the power check
+    (P(confirmed) at the paper's / the floors' rates) and the cost."""
     rows = []
     for v in verdicts:
+        reason = _reason(v)
         rows.append({
             "claim": f"[{v['claim']}](claims/{v['claim']}/claim.md) ({v.get('paper')})",
-            "verdict": verdict_line(v),
-            "decided by": md_text(decisive(v), 400),
+            "paper section": md_text(v.get("where") or "", 90),
+            "published vs measured": md_text(_published_vs_measured(v), 300),
+            "verdict": verdict_line(v) + (f": {md_text(reason, 160)}" if reason else ""),
             "power: paper / floor": _power(v),
+            "cost": _cost(v),
         })
-    return pd.DataFrame(rows, columns=["claim", "verdict", "decided by", "power: paper / floor"])
+    return pd.DataFrame(rows, columns=["claim", "paper section", "published vs measured", "verdict",
+                                       "power: paper / floor", "cost"])
 
 
 __all__ = ["DESCRIPTION", "decisive", "load_verdicts", "table", "verdict_line"]
