@@ -159,7 +159,7 @@ CORE_KEYS: dict = {
                        "memory_limit_mb": ANY}},
     # planarena.features.wl (DEFAULTS)
     "embed_wl": {"graph": ANY, "iterations": ANY, "feature_algorithm": ANY, "multiset_hash": ANY, "pruning": ANY,
-                 "collect_goals": ANY, "batch_states": ANY},
+                 "collect_goals": ANY, "batch_states": ANY, "max_features": ANY},
     # planarena.features.text.encoder (DEFAULTS)
     "embed_text": {"encoder": ANY, "batch_size": ANY, "device": ANY, "max_seq_length": ANY, "splits": ANY},
     # planarena.protocols.coverage, planarena.runner
