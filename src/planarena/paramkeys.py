@@ -150,7 +150,7 @@ CORE_KEYS: dict = {
         "generated": {"domains": Open({"sizes": _SPLIT_COUNTS, "count": _SPLIT_COUNTS})},
         "satr": _IMPORTED_SUITE,
         "ipc2023": _IMPORTED_SUITE,
-        "dir": {"path": ANY, "domains": ANY, "max_per_split": ANY,
+        "dir": {"path": ANY, "domains": ANY, "max_per_split": ANY, "max_train": ANY,
                 "split": {"train_range": ANY, "interpolation_every": ANY, "validation": ANY}},
     },
     # planarena.datasets.planning (planners.<name>: CONFIG_KEYS)
