@@ -6,7 +6,10 @@
     python scripts/flat_domain.py zenotravel /tmp/zenotravel --count 20
 
 Zenotravel (IPC 2002) is used by no suite of planarena. Problem i has 2 + i // 6 cities,
-1 + i // 10 planes and 2 + i // 2 people (generator seed i).
+1 + i // 10 planes and 2 + i // 2 people (generator seed i). Hanoi is the classic IPC-style flat
+folder: problem i has i discs on 3 pegs (``--count 30``: 1-30 discs; optimal plans of 2**i - 1
+steps, so only the small ones get reference plans); the smoke-profile cost check of
+``benchmarks/own_domain_smoke.sh`` runs on it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from planarena.datasets.suites import _domain_text, generator_module
 DOMAINS = {
     "zenotravel": ("zenotravel/domain.pddl",
                    lambda i: {"num_cities": 2 + i // 6, "num_planes": 1 + i // 10, "num_people": 2 + i // 2, "seed": i}),
+    "hanoi": ("planarena.datasets.generators.hanoi/domain.pddl", lambda i: {"num_discs": i}),
 }
 
 

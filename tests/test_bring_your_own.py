@@ -178,3 +178,48 @@ def test_a_planarena_method_under_the_ipc_contract(tmp_path):
     missing = subprocess.run([*exe, "plan", str(tmp_path), str(domain), str(task), str(plan)], capture_output=True,
                              text=True, cwd=tmp_path)
     assert missing.returncode == 1 and "must be a folder written by `planarena learn`" in missing.stderr
+
+
+def test_the_ipc2026_compile_and_run_form(tmp_path):
+    """`ipc2026: {source, compile, run}`: the source is copied and compiled once in the copy; each
+    problem runs `run DOMAIN PROBLEM PLANFILE` from a fresh folder; a failed compile is every
+    attempt's reason. The "compiler" makes the planner executable, as a build step would."""
+    src = tmp_path / "planner"
+    src.mkdir()
+    script(src, "compile", """\
+        #!/bin/sh
+        cp solve.in solve && chmod +x solve
+    """).chmod(0o755)
+    script(src, "solve.in", f"""\
+        #!{PY}
+        import sys
+        plan = ["(unstack b a)", "(stack b c)", "(pick-up a)", "(stack a b)"]
+        open(sys.argv[3], "w").write(chr(10).join(plan))
+    """)
+    row_block = {"method": "ipc_planner", "ipc2026": {"source": str(src), "compile": "./compile", "run": "./solve"}}
+    row = IPCPlanner("outside26", row_block, {}, Layout(root=tmp_path / "data"))
+    assert row.input_files == (src,)
+    models = tmp_path / "data" / "models" / "outside26"
+    facts = row.train(models)
+    assert facts["compile"] == "ok" and (models / "build" / "solve").is_file()
+    assert not (src / "solve").exists()   # the source folder is never written to
+    (models / "train.json").write_text('{"status": "ok", "compile": "ok"}')
+    row.load(models)
+    task = PlanningTask(type("E", (), {"domain": "tiny"})(), TINY / "domain.pddl", TINY / "three.pddl", 10)
+    attempt = row.solve(task, 13)
+    assert attempt.outcome == "solved" and attempt.plan == ["(unstack b a)", "(stack b c)", "(pick-up a)", "(stack a b)"]
+
+    (models / "train.json").write_text('{"status": "ok", "compile": "exit code 2"}')
+    (models / "compile.log").write_text("make: *** no rule to make target\n")
+    row.load(models)
+    failed = row.solve(task, 13)
+    assert failed.outcome == "error" and failed.failure_reason.startswith("compile: exit code 2: make: ***")
+
+    with pytest.raises(ConfigError, match="methods.x.ipc2026: the IPC 2026 form replaces"):
+        IPCPlanner("x", {**row_block, "plan": "p"}, {}, Layout(root=tmp_path))
+    with pytest.raises(ConfigError, match=r"methods.x.ipc2026 has unknown key\(s\) \['comple'\]"):
+        IPCPlanner("x", {"method": "ipc_planner", "ipc2026": {"source": str(src), "run": "r", "comple": "c"}}, {},
+                   Layout(root=tmp_path))
+    with pytest.raises(ConfigError, match="is not a folder"):
+        IPCPlanner("x", {"method": "ipc_planner", "ipc2026": {"source": str(tmp_path / "nope"), "run": "r"}}, {},
+                   Layout(root=tmp_path))

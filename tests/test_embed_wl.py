@@ -314,3 +314,30 @@ def test_mimir_states_of_a_reparsed_problem(built):
         got = embedder.embed_mimir_states([(pf, problem, states)])
         want = embedder.embed_states(pf, [atoms_of(s) for s in states])
         np.testing.assert_array_equal(got, want)
+
+
+def test_max_features_reduces_wl_iterations_to_the_deepest_that_fits(built, tmp_path):
+    """embed_wl.max_features: a vocabulary over the cap is collected again at the most iterations
+    whose vocabulary fits; the rows are the exact WL histograms of that depth, and meta.json says so."""
+    from planarena.config import ConfigError
+    from planarena.features.wl import fewer_iterations
+
+    full = json.loads((built.embeddings / "wl" / DOMAIN / "meta.json").read_text())
+    counts = full["colours_per_iteration"]
+    assert len(counts) == 3 and sum(counts) == full["D"] and full["iterations_reduced"] is None
+    assert fewer_iterations(counts, None) == (2, None)
+    assert fewer_iterations(counts, sum(counts)) == (2, None)
+    used, reason = fewer_iterations(counts, counts[0] + counts[1])
+    assert used == 1 and f"{sum(counts):,}" in reason and "embed_wl.max_features" in reason
+    assert fewer_iterations(counts, 1)[0] == 0  # iteration 0 is kept even over the cap
+
+    layout = build_dataset(tmp_path / "data")
+    run_stage({"embed_wl": {**PARAMS["embed_wl"], "max_features": counts[0] + counts[1]}}, layout)
+    meta = json.loads((layout.embeddings / "wl" / DOMAIN / "meta.json").read_text())
+    assert (meta["iterations"], meta["iterations_requested"]) == (1, 2)
+    assert meta["D"] == counts[0] + counts[1] and meta["iterations_reduced"] == reason
+    one = build_dataset(tmp_path / "one")
+    run_stage({"embed_wl": {**PARAMS["embed_wl"], "iterations": 1}}, one)
+    assert np.array_equal(load_split(layout, "train")["states"], load_split(one, "train")["states"])
+    with pytest.raises(ConfigError, match="embed_wl.max_features"):
+        wl_settings({"embed_wl": {"max_features": 0}})

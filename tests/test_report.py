@@ -196,8 +196,15 @@ def test_run_stage_writes_outputs_deterministically(tmp_path):
     assert b"`logistics/validation`: no instances" in detail1["problems.md"]
     assert b"`logistics/validation`" not in md1  # an empty split is expected: not in the problems box
     assert {r["method"] for r in json.loads(data1)} == {"wl_xgb", "astar"}
-    for name in ("coverage_by_size", "hit5_by_protocol"):
+    for name in ("coverage_by_size", "hit5_by_protocol", "coverage_by_domain"):
         assert json.loads((out / "plots" / f"{name}.vl.json").read_text())["data"] == {"values": "<DVC_METRIC_DATA>"}
+    # the domain x method heatmap: held-out cells only, mean over seeds of solved / instances
+    heat = json.loads((out / "plots" / "coverage_by_domain.json").read_text())
+    cell = {(r["method"], r["domain"]): r for r in heat}
+    assert cell[("wl_xgb", "blocksworld")]["coverage"] == pytest.approx(3 / 5, abs=1e-4)
+    assert cell[("wl_xgb", "blocksworld")]["n"] == 5 and cell[("wl_xgb", "blocksworld")]["kind"] == "model"
+    assert (out / "plots" / "coverage_by_domain.png").read_bytes().startswith(b"\x89PNG")
+    assert b"![held-out coverage per domain and method (heatmap)](../plots/coverage_by_domain.png)" in detail1["per-domain.md"]
 
     metrics = json.loads(metrics1)
     # headline numbers only: one fraction per method and problem set (the pooled held-out column);
@@ -211,6 +218,7 @@ def test_run_stage_writes_outputs_deterministically(tmp_path):
     assert (out / "metrics.json").read_bytes() == metrics1
     assert (out / "plots" / "coverage_by_size.png").read_bytes() == png1
     assert (out / "plots" / "coverage_by_size.json").read_bytes() == data1
+    assert json.loads((out / "plots" / "coverage_by_domain.json").read_text()) == heat
 
 
 def test_run_stage_without_results_still_renders(tmp_path):

@@ -172,3 +172,28 @@ def test_a_domain_a_method_cannot_read_is_dropped_with_its_reason(smoke_params, 
     assert a.not_applicable == [("strips_walk", "negtiny", dropped[0]["failure_reason"])]
     front = render_front(a, {"profile": "smoke", "suite": "dir"})
     assert "`strips_walk` on `negtiny`: negtiny declares :negative-preconditions" in front
+
+
+def test_an_unsupported_requirement_is_named_up_front(smoke_params, layout, tmp_path):
+    """A temporal domain is refused with one line naming the user's file, the requirement and why,
+    not with the parser's "malformed domain" at its first `:durative-action`."""
+    from planarena.core.pddl import requirement_refusal
+
+    folder = tmp_path / "mine" / "rovers-temporal"
+    folder.mkdir(parents=True)
+    (folder / "domain.pddl").write_text(
+        "(define (domain d) (:requirements :strips :durative-actions)\n (:predicates (p))\n"
+        " (:durative-action a :parameters () :duration (= ?duration 1) :condition (and)"
+        " :effect (and (at end (p)))))\n")
+    for i in range(3):
+        (folder / f"p{i}.pddl").write_text("(define (problem q) (:domain d) (:init) (:goal (p)))\n")
+    smoke_params.update(suite="dir")
+    smoke_params["suites"]["dir"] = {"path": str(tmp_path / "mine")}
+    with pytest.raises(PDDLError) as info:
+        run_stage(smoke_params, layout)
+    message = str(info.value)
+    assert f"{folder / 'domain.pddl'}: declares :durative-actions, which planarena does not support" in message
+    assert "temporal planning" in message and "malformed" not in message
+    # through a composite too, and nothing for what is supported
+    assert ":numeric-fluents" in requirement_refusal("(define (domain d) (:requirements :fluents))", "f")
+    assert requirement_refusal("(define (domain d) (:requirements :adl :action-costs))", "f") is None

@@ -150,7 +150,7 @@ CORE_KEYS: dict = {
         "generated": {"domains": Open({"sizes": _SPLIT_COUNTS, "count": _SPLIT_COUNTS})},
         "satr": _IMPORTED_SUITE,
         "ipc2023": _IMPORTED_SUITE,
-        "dir": {"path": ANY, "domains": ANY, "max_per_split": ANY,
+        "dir": {"path": ANY, "domains": ANY, "max_per_split": ANY, "max_train": ANY,
                 "split": {"train_range": ANY, "interpolation_every": ANY, "validation": ANY}},
     },
     # planarena.datasets.planning (planners.<name>: CONFIG_KEYS)
@@ -159,7 +159,7 @@ CORE_KEYS: dict = {
                        "memory_limit_mb": ANY}},
     # planarena.features.wl (DEFAULTS)
     "embed_wl": {"graph": ANY, "iterations": ANY, "feature_algorithm": ANY, "multiset_hash": ANY, "pruning": ANY,
-                 "collect_goals": ANY, "batch_states": ANY},
+                 "collect_goals": ANY, "batch_states": ANY, "max_features": ANY},
     # planarena.features.text.encoder (DEFAULTS)
     "embed_text": {"encoder": ANY, "batch_size": ANY, "device": ANY, "max_seq_length": ANY, "splits": ANY},
     # planarena.protocols.coverage, planarena.runner

@@ -293,6 +293,37 @@ def domain_requirements(domain_text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+#: Requirements planarena refuses up front, and why: no row, reference planner (Fast Downward) or the
+#: validator (pymimir) handles them. Which rows handle the others is each row's
+#: :attr:`planarena.methods.base.Method.requirements`.
+NOT_SUPPORTED: dict[str, str] = {
+    ":durative-actions": "temporal planning",
+    ":duration-inequalities": "temporal planning",
+    ":continuous-effects": "temporal planning",
+    ":timed-initial-literals": "temporal planning",
+    ":timed-initial-effects": "temporal planning",
+    ":preferences": "PDDL3 soft goals",
+    ":constraints": "PDDL3 state-trajectory constraints",
+    ":numeric-fluents": "numeric planning: Fast Downward, the reference planner every learned row trains on, "
+                        "plans no numeric fluents beyond :action-costs",
+    ":object-fluents": "PDDL 3.1 object fluents",
+}
+
+
+def requirement_refusal(domain_text: str, shown_file: str) -> str | None:
+    """One line refusing a domain whose declared requirements (:func:`domain_requirements`, so
+    through a composite such as ``:fluents`` too) include one of :data:`NOT_SUPPORTED`, naming
+    ``shown_file``, the requirements and why; None when there is none. It is said before any parser
+    reads the domain, which would otherwise fail at the first unsupported construct with a syntax
+    message (``:durative-action``: "malformed domain: expected ')'")."""
+    bad = sorted(domain_requirements(domain_text) & set(NOT_SUPPORTED))
+    if not bad:
+        return None
+    why = "; ".join(f"{r}: {NOT_SUPPORTED[r]}" for r in bad)
+    return (f"{shown_file}: declares {', '.join(bad)}, which planarena does not support ({why}); "
+            "no row, reference planner or the validator can use this domain")
+
+
 _OBJECTS_RE = re.compile(r"\(:objects(.*?)\)", re.IGNORECASE | re.DOTALL)
 
 

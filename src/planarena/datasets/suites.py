@@ -30,6 +30,7 @@ from tqdm import tqdm
 from planarena.config import SPLITS, TRAIN_SPLITS, ConfigError, Layout, get
 from planarena.core.io import derive_seed, write_jsonl
 from planarena.core.pddl import (PDDLError, count_objects, needs_typing, parse_domain, parse_problem_of,
+                                  requirement_refusal,
                                   read_pddl_file)
 from planarena.datasets.folders import natural_key, read_folders
 from planarena.core.problemset import ProblemEntry
@@ -462,7 +463,9 @@ def import_folders(params: dict, out: Path) -> tuple[list[ProblemEntry], list[st
     ``out``; return its entries, one error line per bad file or folder, and the user's domain file
     per domain and user's file per copied problem path (for the parse check's messages).
     ``suites.dir.max_per_split`` caps each evaluation split at its smallest problems, as for the
-    other external suites.
+    other external suites; ``suites.dir.max_train`` (None: all) keeps the smallest training
+    problems only: the smoke profile's cap, so that a smoke run on a user's domain checks the
+    pipeline in minutes whatever the folder holds.
 
     Raises:
         ConfigError: ``suites.dir.path`` unset, or bad ``suites.dir.split`` values.
@@ -470,6 +473,9 @@ def import_folders(params: dict, out: Path) -> tuple[list[ProblemEntry], list[st
     errors: list[str] = []
     domains = read_folders(params, errors)
     limit = get(params, "suites.dir.max_per_split", None)
+    max_train = get(params, "suites.dir.max_train", None)
+    if max_train is not None and (isinstance(max_train, bool) or not isinstance(max_train, int) or max_train < 1):
+        raise ConfigError(f"params: suites.dir.max_train must be an integer >= 1 or null, got {max_train!r}")
     entries: list[ProblemEntry] = []
     user_domains: dict[str, Path] = {}
     user_files: dict[str, Path] = {}
@@ -496,6 +502,8 @@ def import_folders(params: dict, out: Path) -> tuple[list[ProblemEntry], list[st
             cap = limit.get(split) if isinstance(limit, dict) else limit
             if cap is not None and split not in TRAIN_SPLITS:
                 items = items[: int(cap)]
+            if max_train is not None and split in TRAIN_SPLITS:
+                items = items[:max_train]
             (out / d.name / split).mkdir(parents=True, exist_ok=True)
             for objects, name, ptext, prob in items:
                 entry = _write_problem(out, d.name, split, name, ptext, "objects", objects, None, prob.origin)
@@ -522,6 +530,11 @@ def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | No
         shown_domain = user_domains.get(e.domain) or (origin_root / e.domain / "domain.pddl" if origin_root
                                                       else domain_copy)
         if e.domain not in domains:
+            refused = requirement_refusal(domain_copy.read_text(errors="replace"), str(shown_domain))
+            if refused:   # named up front, not as a parser error at its first unsupported construct
+                domains[e.domain] = None
+                errors.append(refused)
+                continue
             try:
                 domains[e.domain] = parse_domain(domain_copy)
             except PDDLError as exc:

@@ -21,6 +21,23 @@ A row runs any program that follows the contract, with no edit to planarena::
         memory_limit_mb: 8192
         kill_grace: 10                  # s between SIGTERM and SIGKILL
 
+The IPC 2026 tracks dropped containers for a plainer form, which a row takes as ``ipc2026``
+instead of ``learn`` / ``plan`` / ``image``::
+
+    methods:
+      my_planner:
+        method: ipc_planner
+        ipc2026:
+          source: path/to/planner       # the self-contained source folder (copied, never written to)
+          compile: ./compile            # run once in the copy (optional; CPU limit learn_time_limit)
+          run: ./run                    # run DOMAIN PROBLEM PLANFILE, once per problem
+
+Its train stage copies ``source`` to ``data/models/<row>/build`` and runs ``compile`` there; each
+problem runs ``run DOMAIN PROBLEM PLANFILE`` in a fresh temporary folder, with every word of ``run``
+that names a file of the build (``./run``, ``bin/planner``) given as its absolute path, under the
+same CPU-time and memory limits, process-group kill and plan validation as the 2023 form. The block
+is nested, with the track's own names, because a row's top-level ``run`` is already its on/off switch.
+
 Training calls ``learn`` once per domain of the suite on its train split (smallest first) and keeps
 ``DK`` under ``data/models/<row>/<domain>/``; evaluation calls ``plan`` once per problem. A row
 without ``learn`` plans with an empty ``DK`` file. Every plan the row returns is validated by the
@@ -38,6 +55,7 @@ import tempfile
 from pathlib import Path
 
 from planarena.config import ConfigError
+from planarena.core.io import read_json_or_empty as json_or_empty
 from planarena.core.limits import run_limited
 from planarena.core.pddl import PDDLError, read_plan_file
 from planarena.core.validation import validate_plan
@@ -80,6 +98,51 @@ def contract_commands(name: str, config: dict) -> tuple[list[str] | None, list[s
     return learn, _words(config["plan"], f"{where}.plan")
 
 
+#: keys of an ``ipc2026`` block (the IPC 2026 compile / run form)
+IPC2026_KEYS = ("source", "compile", "run")
+
+
+def ipc2026_form(name: str, config: dict) -> dict | None:
+    """The ``ipc2026`` block of an ``ipc_planner`` row as ``{source: Path, compile: words or None,
+    run: words}``, or None when the row uses the 2023 form.
+
+    Raises:
+        ConfigError: the block is not a mapping, has an unknown key, lacks ``source`` or ``run``,
+            ``source`` is not a folder, or the row also sets ``learn``, ``plan`` or ``image``
+            (each names ``methods.<row>.ipc2026``).
+    """
+    block = config.get("ipc2026")
+    if block is None:
+        return None
+    where = f"methods.{name}.ipc2026"
+    if not isinstance(block, dict):
+        raise ConfigError(f"params: {where}: a mapping with keys {list(IPC2026_KEYS)}, got {block!r}")
+    unknown = sorted(set(block) - set(IPC2026_KEYS))
+    if unknown:
+        raise ConfigError(f"params: {where} has unknown key(s) {unknown}; valid: {list(IPC2026_KEYS)}")
+    if any(config.get(k) for k in ("learn", "plan", "image")):
+        raise ConfigError(f"params: {where}: the IPC 2026 form replaces `learn`, `plan` and `image`; set one form")
+    if not block.get("source") or not block.get("run"):
+        raise ConfigError(f"params: {where}: set `source` (the planner's folder) and `run` "
+                          f"(the command run as `run DOMAIN PROBLEM PLANFILE`)")
+    source = Path(str(block["source"]))
+    if not source.is_dir():
+        raise ConfigError(f"params: {where}.source: {source} is not a folder")
+    return {"source": source,
+            "compile": _words(block["compile"], f"{where}.compile") if block.get("compile") else None,
+            "run": _words(block["run"], f"{where}.run")}
+
+
+def in_build(words: list[str], build: Path) -> list[str]:
+    """``words`` with each one that names a file of ``build`` (relative, e.g. ``./run``) replaced by
+    its absolute path, so a command of the compiled planner runs from any working folder."""
+    out = []
+    for w in words:
+        f = build / w
+        out.append(str(f.resolve()) if not Path(w).is_absolute() and f.is_file() else w)
+    return out
+
+
 def plan_files(plan: Path) -> list[Path]:
     """The plan files of one ``plan`` call as the IPC reads them: ``PLAN`` and ``PLAN.1``,
     ``PLAN.2``, ... that exist, in the order written (``PLAN`` first, then by number)."""
@@ -107,8 +170,10 @@ class IPCPlanner(Method):
         unknown = sorted(set(config) - set(KEYS) - {"method", "run", "splits", "seeds", "time_limit", "train_problems"})
         if unknown:
             raise ConfigError(f"params: methods.{name} has unknown key(s) {unknown}; valid: {list(KEYS)}")
-        self.learn_cmd, self.plan_cmd = contract_commands(name, config)
+        self.ipc2026 = ipc2026_form(name, config)
+        self.learn_cmd, self.plan_cmd = (None, []) if self.ipc2026 else contract_commands(name, config)
         self.model_dir: Path | None = None
+        self.compiled = "ok"   # the IPC 2026 form's compile outcome (train.json, read by load)
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
@@ -121,6 +186,8 @@ class IPCPlanner(Method):
         but not the Python installation's own (an interpreter): an edit to one reruns its stages."""
         import sys
 
+        if self.ipc2026:   # the source folder: an edit anywhere in it reruns the row
+            return (self.ipc2026["source"],)
         words = [w for c in (self.learn_cmd, self.plan_cmd) if c for w in c]
         python = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix)}
         out = []
@@ -139,6 +206,8 @@ class IPCPlanner(Method):
         (its domain's plan attempts then say so); one that wrote ``DK`` before the limit keeps it."""
         memory, grace = self._limits()
         limit = float(self.config.get("learn_time_limit", 1800))
+        if self.ipc2026:
+            return self._compile(Path(model_dir), limit, memory, grace)
         facts: dict = {"domains": {}, "learn_cpu_s": 0.0}   # *_s: times go to the train log, not train.json
         for domain in self.ps.domains:
             dk = model_dir / domain / "dk"
@@ -159,24 +228,51 @@ class IPCPlanner(Method):
             facts["learn_cpu_s"] += run.cpu_s
         return facts
 
+    def _compile(self, model_dir: Path, limit: float, memory: int, grace: float) -> dict:
+        """The IPC 2026 form's training: copy ``source`` to ``<model_dir>/build`` and run ``compile``
+        there once (its log: ``compile.log``). A failed or timed-out compile is recorded; every plan
+        attempt of the row then says so."""
+        build = model_dir / "build"
+        if build.exists():
+            shutil.rmtree(build)
+        shutil.copytree(self.ipc2026["source"], build, symlinks=True)
+        if self.ipc2026["compile"] is None:
+            return {"compile": "none (the row has no compile command)"}
+        run = run_limited(in_build(self.ipc2026["compile"], build), build, limit, memory, grace,
+                          log=model_dir / "compile.log")
+        outcome = "timeout" if run.timed_out else "ok" if run.returncode == 0 else f"exit code {run.returncode}"
+        return {"compile": outcome, "compile_cpu_s": run.cpu_s}
+
     def load(self, model_dir: Path) -> None:
         self.model_dir = Path(model_dir)
+        self.compiled = json_or_empty(self.model_dir / "train.json").get("compile", "ok")
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """``plan DK DOMAIN TASK PLAN`` under the task's CPU-time limit; the cheapest valid plan of
         ``PLAN``, ``PLAN.1``, ... (:func:`plan_files`)."""
         domain = task.entry.domain
-        dk = (self.model_dir or self.layout.models / self.name) / domain / "dk"
-        if not dk.exists():
-            log = dk.parent / "learn.log"
-            tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
-            return Attempt("error", None, f"learn wrote no domain knowledge for {domain}"
-                           + (f": {' | '.join(tail)}" if tail else ""))
+        model_dir = self.model_dir or self.layout.models / self.name
+        files = [str(Path(task.domain_file).resolve()), str(Path(task.problem_file).resolve())]
+        if self.ipc2026:
+            build, log = model_dir / "build", model_dir / "compile.log"
+            compiled = self.compiled
+            if not build.is_dir() or not (compiled == "ok" or compiled.startswith("none")):
+                tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
+                return Attempt("error", None, f"compile: {compiled if build.is_dir() else 'no build folder'}"
+                               + (f": {' | '.join(tail)}" if tail else ""))
+            command = in_build(self.ipc2026["run"], build)
+        else:
+            dk = model_dir / domain / "dk"
+            if not dk.exists():
+                log = dk.parent / "learn.log"
+                tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
+                return Attempt("error", None, f"learn wrote no domain knowledge for {domain}"
+                               + (f": {' | '.join(tail)}" if tail else ""))
+            command = [*self.plan_cmd, str(dk.resolve())]
         memory, grace = self._limits()
         with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
             plan = Path(tmp) / "plan"
-            cmd = [*self.plan_cmd, str(dk.resolve()), str(Path(task.domain_file).resolve()),
-                   str(Path(task.problem_file).resolve()), str(plan)]
+            cmd = [*command, *files, str(plan)]
             run = run_limited(cmd, tmp, task.time_limit, memory, grace, log=Path(tmp) / "plan.log")
             found = []
             for f in plan_files(plan):
@@ -207,4 +303,4 @@ class IPCPlanner(Method):
         return Attempt("unsolved", None, "plan exited 0 without a plan file", wall_time=run.wall_s, extra=extra)
 
 
-__all__ = ["IPCPlanner", "contract_commands", "plan_files"]
+__all__ = ["IPC2026_KEYS", "IPCPlanner", "contract_commands", "in_build", "ipc2026_form", "plan_files"]

@@ -24,7 +24,7 @@ from planarena.paramkeys import ANY, CORE_KEYS, ROW_COMMON, ROW_PLAN, describe, 
 
 #: ``methods.<row>`` keys of ``method: ipc_planner`` beyond the common ones
 #: (:class:`planarena.methods.ipc_planner.IPCPlanner`).
-IPC_PLANNER_KEYS = ("learn", "plan", "image", "learn_time_limit", "memory_limit_mb", "kill_grace", "kind")
+IPC_PLANNER_KEYS = ("learn", "plan", "image", "ipc2026", "learn_time_limit", "memory_limit_mb", "kill_grace", "kind")
 
 #: registered method name -> the keys its row blocks may hold
 ROW_KEYS: dict[str, frozenset] = {

@@ -375,6 +375,73 @@ def held_out_plot_data(sums: pd.DataFrame, family: Mapping[str, str],
              "coverage": round(float(r.mean), 4)} for r in sums.itertuples(index=False) if r.n > 0]
 
 
+DOMAIN_HEATMAP = "coverage_by_domain.png"
+
+
+def domain_heatmap_data(cov: pd.DataFrame, family: Mapping[str, str],
+                        traits: Mapping[str, ReportTraits] | None = None) -> list[dict]:
+    """The rows of ``coverage_by_domain.json``: held-out coverage per (method, domain), the view the
+    IPC and Downward Lab lead with. Per cell, the metric's declared summary over the method's
+    held-out cells of that domain with status ``ok``
+    (:func:`planarena.report.metrics.instance_weighted`: mean over seeds of solved / instances);
+    ``solved`` is the mean solved count over seeds, ``n`` the instances. Methods in
+    :func:`planarena.report.records.method_order`'s order, each with its family and kind."""
+    from planarena.config import is_held_out
+    from planarena.report.metrics import instance_weighted
+
+    traits = traits or {}
+    if cov.empty:
+        return []
+    ok = cov[(cov["status"] == "ok") & cov["split"].map(is_held_out).astype(bool)]
+    rows = []
+    for (method, domain), cells in ok.groupby(["method", "domain"], sort=False):
+        n, mean, _ = instance_weighted(cells)
+        if n:
+            rows.append({"method": method, "domain": domain, "family": family.get(method, ""),
+                         "kind": method_kind(method, family.get(method, ""), traits),
+                         "coverage": round(float(mean), 4), "solved": round(float(mean) * n, 2), "n": int(n)})
+    return rows
+
+
+def plot_domain_heatmap(rows: Sequence[Mapping], path: str | os.PathLike) -> Path:
+    """Write the domain x method heatmap PNG from :func:`domain_heatmap_data`: a row per method (in
+    the data's order, floors marked), a column per domain, each cell coloured by held-out coverage
+    and labelled ``solved/n``. Agg canvas, no PNG metadata: same data, same bytes."""
+    path = Path(path)
+    data = pd.DataFrame(list(rows))
+    if data.empty:
+        fig = _new_figure(1, 1, 5, 1.6)
+        fig.text(0.5, 0.5, "no held-out plan results to plot yet", ha="center", va="center")
+        return _save(fig, path)
+    methods = list(dict.fromkeys(data["method"]))
+    domains = sorted(set(data["domain"]))
+    grid = np.full((len(methods), len(domains)), np.nan)
+    labels = [["" for _ in domains] for _ in methods]
+    for r in data.itertuples(index=False):
+        i, j = methods.index(r.method), domains.index(r.domain)
+        grid[i, j] = r.coverage
+        labels[i][j] = f"{r.solved:g}/{r.n}"
+    kind = dict(zip(data["method"], data["kind"]))
+    names = [f"{m} ({kind[m]})" if kind[m] != "model" else m for m in methods]
+    width, height = 2.2 + 1.1 * len(domains) + 0.07 * max(map(len, names)), 0.9 + 0.22 * len(methods)
+    fig = _new_figure(1, 1, width, height)
+    ax = fig.subplots()
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"].with_extremes(bad="#eeeeee")
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    for i in range(len(methods)):
+        for j in range(len(domains)):
+            if labels[i][j]:
+                ax.text(j, i, labels[i][j], ha="center", va="center", fontsize=6,
+                        color="white" if grid[i, j] < 0.55 else "black")
+    ax.set_xticks(np.arange(len(domains)), domains, fontsize=8)
+    ax.set_yticks(np.arange(len(methods)), names, fontsize=7)
+    ax.xaxis.tick_top()
+    fig.colorbar(image, ax=ax, label="held-out coverage", shrink=0.6)
+    return _save(fig, path)
+
+
 def _encoding(x: str, y: str, x_title: str, y_title: str, y_max: float) -> dict:
     return {"x": {"field": x, "type": "quantitative", "title": x_title},
             "y": {"field": y, "type": "quantitative", "title": y_title, "scale": {"domain": [0, y_max]}}}
@@ -402,6 +469,24 @@ TEMPLATES: dict[str, dict] = {
                           "tooltip": [{"field": "method"}, {"field": "rev"}, {"field": "<DVC_METRIC_Y>"}]}},
         ]},
     },
+    "coverage_by_domain": {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": "<DVC_METRIC_DATA>"}, "title": "<DVC_METRIC_TITLE>",
+        "facet": {"column": {"field": "rev", "type": "nominal", "title": None}},
+        "spec": {"layer": [
+            {"mark": "rect",
+             "encoding": {"x": {"field": "<DVC_METRIC_X>", "type": "nominal", "title": None},
+                          "y": {"field": "method", "type": "nominal", "sort": None, "title": None},
+                          "color": {"field": "<DVC_METRIC_Y>", "type": "quantitative", "title": "coverage",
+                                    "scale": {"domain": [0, 1], "scheme": "viridis"}},
+                          "tooltip": [{"field": "method"}, {"field": "<DVC_METRIC_X>"}, {"field": "solved"},
+                                      {"field": "n"}, {"field": "<DVC_METRIC_Y>"}]}},
+            {"mark": {"type": "text", "fontSize": 8},
+             "encoding": {"x": {"field": "<DVC_METRIC_X>", "type": "nominal"},
+                          "y": {"field": "method", "type": "nominal", "sort": None},
+                          "text": {"field": "<DVC_METRIC_Y>", "type": "quantitative", "format": ".2f"}}},
+        ]},
+    },
     "hit5_by_protocol": {
         "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
         "data": {"values": "<DVC_METRIC_DATA>"}, "title": "<DVC_METRIC_TITLE>",
@@ -427,6 +512,7 @@ TEMPLATES: dict[str, dict] = {
 
 
 def write_plots(
+    cov: pd.DataFrame,
     by_size: pd.DataFrame,
     pool_summary: pd.DataFrame | None,
     sums: pd.DataFrame,
@@ -446,6 +532,11 @@ def write_plots(
     atomic_write_json(plot_dir / "coverage_by_size.json", cov_rows)
     plot_coverage_by_size(cov_rows, plot_dir / COVERAGE_PLOT)
     plots = [Plot("coverage vs instance size", f"{PLOTS_DIR}/{COVERAGE_PLOT}", "coverage.md")]
+    heat_rows = domain_heatmap_data(cov, family, traits)
+    atomic_write_json(plot_dir / "coverage_by_domain.json", heat_rows)
+    plot_domain_heatmap(heat_rows, plot_dir / DOMAIN_HEATMAP)
+    plots.append(Plot("held-out coverage per domain and method (heatmap)", f"{PLOTS_DIR}/{DOMAIN_HEATMAP}",
+                      "per-domain.md"))
     atomic_write_json(plot_dir / f"{HELD_OUT_PLOT}.json", held_out_plot_data(sums, family, traits))
     hit_rows = hit5_plot_data(pool_summary, family, traits)
     atomic_write_json(plot_dir / "hit5_by_protocol.json", hit_rows)

@@ -159,7 +159,8 @@ def run_evaluate_stage(params: dict, layout: Layout, instance: str) -> Path:
     timings = read_json_or_empty(layout.train_log(instance))
     # training facts the report's cost table shows (only for methods that learned something)
     train_facts = {k: v for k, v in {**train_info, **timings}.items()
-                   if k in ("train_time_s", "parameters", "tree_nodes") and train_info.get("trained", True)}
+                   if k in ("train_time_s", "parameters", "tree_nodes", "features_reduced")
+                   and train_info.get("trained", True)}
     out = layout.results / f"{instance}.jsonl"
 
     # keep only records of this configuration (atomically), then append

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from planarena.config import ConfigError
+from planarena.core.cost import CostProjection
 from planarena.methods.state_centric.models import (
     DivergedError,
     Trajectory,
@@ -190,6 +191,11 @@ class LSTMTransitionModel(TransitionModel):
         train_loss = math.nan
         epoch = 0
         budget = float(p["time_budget_s"]) if p["time_budget_s"] else math.inf
+        steps_per_epoch = sum(len(x) for x, _, _ in tr)  # tr: [(x (T_i, D), g (D,), y (T_i, D))]
+        projection = CostProjection(
+            f"lstm {self.mode} seed {seed}",
+            f"{len(tr):,} trajectories ({steps_per_epoch:,} steps) x {self.dim:,} features, batch {bs}",
+            int(p["max_epochs"]), "epoch", p["time_budget_s"], "transition_models.lstm.time_budget_s")
         t0, by_budget = time.process_time(), False  # CPU seconds: machine load decides no outcome
         for epoch in range(1, int(p["max_epochs"]) + 1):
             net.train()
@@ -212,6 +218,7 @@ class LSTMTransitionModel(TransitionModel):
                 steps += n
             train_loss = total / max(steps, 1)
             val_loss = self._evaluate(net, val_batches)
+            projection.unit_done()
             if not math.isfinite(val_loss):
                 raise DivergedError(f"LSTM validation loss is {val_loss} at epoch {epoch}",
                                     where=f"epoch {epoch} validation", loss=val_loss)

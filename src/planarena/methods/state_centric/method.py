@@ -399,12 +399,17 @@ class StateCentric(Method):
         facts["pool"] = self._train_pool(model_dir, cls, self.pool_model_params(), times)
         atomic_write_json(model_dir / "facts.json", facts, default=float)
         # train.json (written by the stage) gets the fingerprint-relevant summary
+        reduced = {}
+        if self.encoding == "wl":
+            from planarena.features.wl import reductions
+
+            reduced = reductions(self.layout, self.ps.domains)
         return {"trained": True, "models": {d: {k: v.get("status") if isinstance(v, dict) else v
                                                  for k, v in f.items() if k.startswith("seed")}
                                              for d, f in facts["domains"].items()},
                 "pool": {"status": facts["pool"]["status"],
                          "runs": {k: v.get("status") for k, v in facts["pool"].get("runs", {}).items()}},
-                "unit_times_s": times}
+                "unit_times_s": times, **({"features_reduced": reduced} if reduced else {})}
 
     def _train_untrained(self, model_dir: Path, cls, hyper: dict) -> dict:
         """The untrained twin's "training": no data is read and nothing is fitted. An LSTM is

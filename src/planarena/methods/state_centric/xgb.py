@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 
 from planarena.config import ConfigError
+from planarena.core.cost import CostProjection
 from planarena.methods.state_centric.models import (
     DivergedError,
     Trajectory,
@@ -153,7 +154,12 @@ class XGBTransitionModel(TransitionModel):
             dval = (xgb.QuantileDMatrix(xv, yv[:, cols], ref=dtrain, max_bin=int(p["max_bin"]))
                     if on == "validation" else dtrain)
             history: dict = {}
-            budget = _TimeBudget(p["time_budget_s"])
+            projection = CostProjection(
+                f"xgb {self.mode} seed {seed}",
+                f"{len(x):,} rows x {x.shape[1]:,} features -> {len(cols):,} outputs fitted "
+                f"({d - len(cols):,} constant), {p['multi_strategy']}", int(p["rounds"]), "round",
+                p["time_budget_s"], "transition_models.xgb.time_budget_s")
+            budget = _TimeBudget(p["time_budget_s"], projection)
             booster = xgb.train(self._xgb_params(seed), dtrain, num_boost_round=int(p["rounds"]),
                                 evals=[(dval, "val")], early_stopping_rounds=int(p["early_stopping"]),
                                 evals_result=history, verbose_eval=False, callbacks=[budget])
@@ -263,9 +269,10 @@ def _xgboost():
     return xgboost
 
 
-def _TimeBudget(seconds):
+def _TimeBudget(seconds, projection: CostProjection | None = None):
     """xgboost callback that stops boosting once ``seconds`` of CPU time of this process have passed
-    (``None``: never; CPU time, so that machine load decides no outcome)."""
+    (``None``: never; CPU time, so that machine load decides no outcome); after each round it tells
+    ``projection`` (:class:`planarena.core.cost.CostProjection`), which prints after the first."""
     xgb = _xgboost()
 
     class _Budget(xgb.callback.TrainingCallback):
@@ -279,6 +286,8 @@ def _TimeBudget(seconds):
             return model
 
         def after_iteration(self, model, epoch, evals_log):
+            if projection is not None:
+                projection.unit_done()
             if seconds and time.process_time() - self.t0 > float(seconds):
                 self.hit = True
                 return True

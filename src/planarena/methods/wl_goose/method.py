@@ -231,7 +231,8 @@ class WLGoose(Method):
         alpha = config.get("alpha", 1.0)
         info = (("WL-GOOSE",
                  f"linear heuristic (ridge, alpha={alpha}) on the ILG WL colour counts of `embed_wl` "
-                 f"({iterations} iterations, train-split vocabulary), fitted per domain to the goal distance "
+                 f"({iterations} iterations, or fewer where `embed_wl.max_features` cut a domain's vocabulary: "
+                 "Info's Features reduced; train-split vocabulary), fitted per domain to the goal distance "
                  "of every state on the train split's reference plans; eager GBFS in pymimir, no preferred "
                  "operators (Chen, Trevizan, Thiébaux, ICAPS 2024)"),)
         # a closed-form ridge fit, no optimisation steps; its sample count (the train split's plan
@@ -290,8 +291,12 @@ class WLGoose(Method):
             times[domain] = round(time.perf_counter() - start, 4)
         atomic_write_json(model_dir / "facts.json", {"domains": facts})
         parameters = sum(f["dim"] + 1 for f in facts.values() if f["status"] == "ok")
+        from planarena.features.wl import reductions
+
+        reduced = reductions(self.layout, domains)
         return {"trained": True, "parameters": parameters, "alpha": self.alpha,
-                "models": {d: f["status"] for d, f in facts.items()}, "domain_times_s": times}
+                "models": {d: f["status"] for d, f in facts.items()}, "domain_times_s": times,
+                **({"features_reduced": reduced} if reduced else {})}
 
     def _train_domain(self, domain: str, out: Path) -> dict:
         """Fit and save one domain's model; its facts (``status`` ``ok`` or ``no data``)."""

@@ -207,11 +207,17 @@ def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = No
 
 
 def methods_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
-    """One row per method: Method, Family, Task, Seeds, Records (in use), config_hash."""
+    """One row per method: Method, Family, Task, Seeds, Records (in use), config_hash, and, when
+    some row read reduced features, ``Features reduced``: per domain, what the features stage cut
+    and why (the records' ``features_reduced``, e.g. fewer WL iterations under
+    ``embed_wl.max_features``)."""
     latest = latest_records(records)
     rows = []
     for m in method_order(latest):
         recs = [r for r in latest if r.method == m]
+        reduced: dict = {}
+        for r in recs:
+            reduced.update((r.extra or {}).get("features_reduced") or {})
         rows.append(
             {
                 "Method": m,
@@ -220,11 +226,13 @@ def methods_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
                 "Seeds": ", ".join(str(s) for s in sorted({r.seed for r in recs})),
                 "Records": str(len(recs)),
                 "config_hash": ", ".join(sorted({r.config_hash or "(none)" for r in recs})),
+                "Features reduced": "; ".join(f"{d}: {why}" for d, why in sorted(reduced.items())),
             }
         )
-    return pd.DataFrame(
-        rows, columns=["Method", "Family", "Task", "Seeds", "Records", "config_hash"]
-    )
+    columns = ["Method", "Family", "Task", "Seeds", "Records", "config_hash"]
+    if any(row["Features reduced"] for row in rows):
+        columns.append("Features reduced")
+    return pd.DataFrame(rows, columns=columns)
 
 
 def render_info(info: Mapping, methods: pd.DataFrame) -> str:

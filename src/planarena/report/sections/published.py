@@ -48,10 +48,16 @@ def side_by_side_methods(t: PublishedMatrix, cov: pd.DataFrame) -> list[str]:
     return [m for m in t.methods if m in measured]
 
 
+#: measured cells that compare with nothing: no records there, or no instances in this run's split
+_NOT_MEASURED = (DASH, "no instances")
+
+
 def side_by_side_table(t: PublishedMatrix, method: str, cov: pd.DataFrame) -> pd.DataFrame:
     """Rows: the published (domain, split) rows in harness order (domains sorted, splits in
-    :data:`planarena.report.records.SPLIT_ORDER`); columns ``measured (this run)`` (from ``cov``,
-    as in Coverage) and ``published (<table>)`` (the method's column of ``t``).
+    :data:`planarena.report.records.SPLIT_ORDER`) that this run measured, the comparable cells
+    (all of them when it measured none, so the page still shows the published column); columns
+    ``measured (this run)`` (from ``cov``, as in Coverage) and ``published (<table>)`` (the
+    method's column of ``t``).
 
     Raises:
         KeyError: ``t`` has no column for ``method``.
@@ -70,7 +76,20 @@ def side_by_side_table(t: PublishedMatrix, method: str, cov: pd.DataFrame) -> pd
         }
         for r in sorted(t.rows, key=lambda r: (r.domain, split_sort_key(r.split)))
     ]
-    return pd.DataFrame(rows, columns=["Domain", "Split", "measured (this run)", published])
+    measured = [r for r in rows if r["measured (this run)"] not in _NOT_MEASURED]
+    return pd.DataFrame(measured or rows, columns=["Domain", "Split", "measured (this run)", published])
+
+
+def comparable_line(t: PublishedMatrix, method: str, cov: pd.DataFrame) -> str:
+    """Which published cells of ``method``'s column this run measured: ``"Comparable cells: 3 of 30
+    (blocksworld/test-easy, ...); the other 27 were not run here."``"""
+    cells = [(r.domain, r.split) for r in sorted(t.rows, key=lambda r: (r.domain, split_sort_key(r.split)))]
+    done = [c for c in cells if measured_cell(cov, c[0], c[1], method) not in _NOT_MEASURED]
+    line = f"Comparable cells: {len(done)} of {len(cells)}"
+    if done:
+        line += " (" + ", ".join(f"{d}/{s}" for d, s in done) + ")"
+    rest = len(cells) - len(done)
+    return line + (f"; the other {rest} were not run here." if rest else ".")
 
 
 def _matrix_md(t: PublishedMatrix, cov: pd.DataFrame) -> list[str]:
@@ -94,16 +113,16 @@ def _matrix_md(t: PublishedMatrix, cov: pd.DataFrame) -> list[str]:
     out += ["", f"### Side by side: measured (this run) vs published ({t.table})", ""]
     out.append(
         f"For each harness method with plan results here and a column in {t.table} of "
-        f"'{t.paper_title}'. \"measured (this run)\": computed from this run's records "
-        "exactly as in Coverage (mean ± population std over seeds, n = instances; "
-        f'"{DASH}": no records there). "published": copied from the paper, on the paper\'s '
-        "instances and limits (see the notes above); context, not a like-for-like comparison."
+        f"'{t.paper_title}', the cells this run measured. \"measured (this run)\": computed from "
+        "this run's records exactly as in Coverage (mean ± population std over seeds, n = instances). "
+        "\"published\": copied from the paper, on the paper's instances and limits (see the notes above) "
+        f"and its protocol ({t.aggregation}); context, not a like-for-like comparison."
     )
     if not methods:
         out += ["", "No method measured here has a published column yet."]
     for m in methods:
         col = t.column(m)
-        out += ["", f"#### {m} (published column: {col.label})", ""]
+        out += ["", f"#### {m} (published column: {col.label})", "", comparable_line(t, m, cov), ""]
         out.append(md_table(side_by_side_table(t, m, cov)))
     missing = [m for m in t.methods if m not in methods]
     if missing:
