@@ -25,7 +25,7 @@ PDDL_CASES = [
     ("undeclared_predicate.pddl", "problem", ["ontablex", "undefined"]),
     ("undeclared_object.pddl", "problem", ["object", '"d"', "undefined"]),
     ("other_domain.pddl", "problem", ["gripper", "tinyblocks"]),
-    ("durative_domain.pddl", "domain", ["Unsupported requirement", ":durative-actions"]),
+    ("durative_domain.pddl", "domain", ["declares :durative-actions, which planarena does not support", "temporal planning"]),
     ("empty.pddl", "domain", ["empty domain file"]),
     ("empty.pddl", "problem", ["empty problem file"]),
     ("binary.pddl", "problem", ["binary content"]),

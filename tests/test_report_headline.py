@@ -79,10 +79,10 @@ def test_rows_grouped_by_kind_and_best_tier_within_kind():
     assert t.methods == ["fd", "learned_search", "pol", "weak", "walk"]
     assert [t.group[m] for m in t.methods] == ["search", "search", "policy", "policy", "floor"]
     col = "validation"
-    # fd 10/10 vs learned_search 9/10: one discordant problem, not significant -> both bold
-    assert t.bold[col] == {"fd", "learned_search", "pol"}
-    # the policy best (8/10) against weak (0/10): 8 discordant, p = 2 / 2**8 -> weak not bold
-    assert "weak" not in t.bold[col] and "walk" not in t.bold[col]
+    # fd 10/10 vs learned_search 9/10: one discordant problem, not significant -> one tier, no bold
+    assert t.tier[col] == {"fd", "learned_search", "pol"} and not t.bold[col] & {"fd", "learned_search"}
+    # the policy best (8/10) against weak (0/10): 8 discordant, p = 2 / 2**8 -> pol alone is bold
+    assert t.bold[col] == {"pol"}
     frame = headline.render_table(t, TRAITS, {"pol": "10 x 2 (1.0 % of paper)"})
     assert list(frame.columns) == ["kind", "method", "validation (n=10)", "held-out (n=10)", "above floor",
                                    headline.TWIN_COLUMN, "budget"]
@@ -95,7 +95,7 @@ def test_the_split_a_row_selected_its_checkpoint_on_is_marked():
     [t] = _tables(records)
     traits = {**TRAITS, "pol": ReportTraits(kind="policy", budget=BUDGET, selected_on="validation")}
     frame = headline.render_table(t, traits).set_index("method")
-    assert frame.loc["pol", "validation (n=10)"].endswith(f"1/10** {headline.SELECTED}")
+    assert frame.loc["pol", "validation (n=10)"].endswith(f"1/10 {headline.SELECTED}")  # ties weak: not bold
     assert headline.SELECTED not in frame.loc["pol", "extrapolation (n=10)"]
     assert headline.SELECTED not in frame.loc["weak", "validation (n=10)"]
     assert headline.SELECTED in headline.DESCRIPTION

@@ -59,6 +59,12 @@ def test_a_folder_path_as_suite_is_the_dir_suite():
 def test_flat_folder_runs_the_generate_stage(smoke_params, layout, tmp_path):
     folder = zenotravel_folder(tmp_path / "mine")
     smoke_params["suite"] = str(folder)
+    # the smoke profile's caps: the 4 smallest training problems, 2 per evaluation split
+    assert smoke_params["suites"]["dir"]["max_train"] == 4 and smoke_params["suites"]["dir"]["max_per_split"] == 2
+    capped = run_stage(resolve_profile({**smoke_params, "profiles": {"default": {}}, "profile": "default"}), layout)
+    assert {s: sum(e.split == s for e in capped) for s in ("train", "interpolation", "validation", "extrapolation")} \
+        == {"train": 4, "interpolation": 1, "validation": 1, "extrapolation": 2}
+    smoke_params["suites"]["dir"].update(max_train=None, max_per_split=None)
     entries = run_stage(resolve_profile({**smoke_params, "profiles": {"default": {}}, "profile": "default"}), layout)
     ps = ProblemSet(layout.problems)
     assert ps.domains == ["zenotravel"]

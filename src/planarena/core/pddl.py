@@ -171,10 +171,14 @@ def parse_domain(domain_file: str | Path) -> "pymimir.Domain":
     """Parse a domain file, uncached (for files that may be rewritten in place; else :func:`load_domain`).
 
     Raises:
-        PDDLError: the file is missing, not PDDL text or malformed (one line: the file, the line and
+        PDDLError: the file is missing, not PDDL text, declares a requirement planarena does not
+            support (:func:`requirement_refusal`) or is malformed (one line: the file, the line and
             column, and the parser's reason).
     """
-    read_pddl_file(domain_file, "domain")
+    text = read_pddl_file(domain_file, "domain")
+    refused = requirement_refusal(text, str(domain_file))
+    if refused:   # before the parser, which would stop at the first unsupported construct
+        raise PDDLError(refused)
     try:
         return pymimir.Domain(str(domain_file))
     except RuntimeError as exc:

@@ -30,7 +30,6 @@ from tqdm import tqdm
 from planarena.config import SPLITS, TRAIN_SPLITS, ConfigError, Layout, get
 from planarena.core.io import derive_seed, write_jsonl
 from planarena.core.pddl import (PDDLError, count_objects, needs_typing, parse_domain, parse_problem_of,
-                                  requirement_refusal,
                                   read_pddl_file)
 from planarena.datasets.folders import natural_key, read_folders
 from planarena.core.problemset import ProblemEntry
@@ -530,11 +529,6 @@ def _check_parses(entries: list[ProblemEntry], out: Path, origin_root: Path | No
         shown_domain = user_domains.get(e.domain) or (origin_root / e.domain / "domain.pddl" if origin_root
                                                       else domain_copy)
         if e.domain not in domains:
-            refused = requirement_refusal(domain_copy.read_text(errors="replace"), str(shown_domain))
-            if refused:   # named up front, not as a parser error at its first unsupported construct
-                domains[e.domain] = None
-                errors.append(refused)
-                continue
             try:
                 domains[e.domain] = parse_domain(domain_copy)
             except PDDLError as exc:
