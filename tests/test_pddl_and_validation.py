@@ -83,6 +83,20 @@ def test_replay_rejects_inapplicable_action_with_step():
         replay(problem, ["(pick-up a)"])
 
 
+def test_replay_matches_a_0_ary_action(tmp_path):
+    """pymimir prints a parameterless ground action as "(clear-all )"; a plan file says "(clear-all)"
+    (found by benchmarks/requirements_matrix.py: the trajectories stage refused Fast Downward's plan)."""
+    (tmp_path / "d.pddl").write_text(
+        "(define (domain reset) (:requirements :strips :conditional-effects) (:predicates (item ?x) (marked ?x) (cleared))\n"
+        " (:action mark :parameters (?x) :precondition (and (item ?x) (cleared)) :effect (marked ?x))\n"
+        " (:action clear-all :parameters () :precondition (and) :effect (and (cleared) (forall (?x) (not (marked ?x))))))\n")
+    (tmp_path / "p.pddl").write_text("(define (problem p) (:domain reset) (:objects x1) (:init (item x1) (marked x1))"
+                                     " (:goal (and (cleared) (marked x1))))\n")
+    problem = load_problem(tmp_path / "d.pddl", tmp_path / "p.pddl")
+    states, _ = replay(problem, ["(clear-all)", "(mark x1)"])
+    assert "(marked x1)" not in atoms_of(states[1]) and problem.get_goal_condition().holds(states[-1])
+
+
 def test_normalise_action():
     assert normalise_action(" (Pick-Up  B1) ") == "(pick-up b1)"
     assert normalise_action("stack a b") == "(stack a b)"

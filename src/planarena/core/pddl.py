@@ -614,7 +614,9 @@ def read_plan_file(path: str | Path) -> list[str]:
 def replay(problem: "pymimir.Problem", actions: list[str], source: str = "plan"):
     """Apply ``actions`` from the initial state and return (states, ground_actions).
 
-    ``states`` has ``len(actions) + 1`` pymimir states. Matching is by the printed ground action.
+    ``states`` has ``len(actions) + 1`` pymimir states. Matching is by the printed ground action,
+    both sides normalised (pymimir prints a 0-ary action as ``"(clear-all )"``, a plan file
+    ``"(clear-all)"``).
 
     Raises:
         PDDLError: an action is not applicable in the state reached (names ``source``, the step and
@@ -627,7 +629,7 @@ def replay(problem: "pymimir.Problem", actions: list[str], source: str = "plan")
         wanted = normalise_action(act)
         match = None
         for ga in state.generate_applicable_actions():
-            if str(ga) == wanted:
+            if normalise_action(str(ga)) == wanted:
                 match = ga
                 break
         if match is None:
