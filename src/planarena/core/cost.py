@@ -55,7 +55,10 @@ class CostProjection:
         self.t0 = time.process_time()
 
     def _print(self, line: str) -> None:
-        print(f"[cost] {line}", file=self.stream, flush=True)
+        from tqdm import tqdm
+
+        # tqdm.write: on its own line, not inside a progress bar the stage is drawing
+        tqdm.write(f"[cost] {line}", file=self.stream)
 
     def unit_done(self) -> None:
         """Call after every unit; the first call prints the projection (later calls do nothing)."""
