@@ -201,5 +201,11 @@ def test_an_unsupported_requirement_is_named_up_front(smoke_params, layout, tmp_
     assert f"{folder / 'domain.pddl'}: declares :durative-actions, which planarena does not support" in message
     assert "temporal planning" in message and "malformed" not in message
     # through a composite too, and nothing for what is supported
-    assert ":numeric-fluents" in requirement_refusal("(define (domain d) (:requirements :fluents))", "f")
+    numeric = ("(define (domain d) (:requirements :fluents) (:functions (fuel ?t))"
+               " (:action a :parameters (?t) :precondition (> (fuel ?t) 0) :effect (decrease (fuel ?t) 1)))")
+    assert ":numeric-fluents" in requirement_refusal(numeric, "f")
+    # declared for action costs only, static cost functions included (IPC Cave Diving does): not refused
+    costs = ("(define (domain d) (:requirements :numeric-fluents) (:functions (hire ?d) (total-cost))"
+             " (:action a :parameters (?d) :precondition (and) :effect (increase (total-cost) (hire ?d))))")
+    assert requirement_refusal(costs, "f") is None
     assert requirement_refusal("(define (domain d) (:requirements :adl :action-costs))", "f") is None

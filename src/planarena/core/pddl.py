@@ -314,13 +314,28 @@ NOT_SUPPORTED: dict[str, str] = {
 }
 
 
+def _numeric_beyond_costs(domain_text: str) -> bool:
+    """Whether a domain uses numeric fluents beyond action costs: an effect that changes a function
+    other than ``total-cost`` (``increase``, ``decrease``, ``assign``, ``scale-up``, ``scale-down``)
+    or a numeric comparison in a condition. Static functions inside a cost expression
+    (``(increase (total-cost) (hiring-cost ?d))``, IPC Cave Diving) are action costs."""
+    text = re.sub(r";[^\n]*", " ", domain_text).lower()
+    changed = re.search(r"\((?:increase|decrease|assign|scale-up|scale-down)\s*\(\s*(?!total-cost[\s)])", text)
+    compared = re.search(r"\((?:<|>|<=|>=|=)\s*\(", text)
+    return bool(changed or compared)
+
+
 def requirement_refusal(domain_text: str, shown_file: str) -> str | None:
     """One line refusing a domain whose declared requirements (:func:`domain_requirements`, so
     through a composite such as ``:fluents`` too) include one of :data:`NOT_SUPPORTED`, naming
-    ``shown_file``, the requirements and why; None when there is none. It is said before any parser
+    ``shown_file``, the requirements and why; None when there is none. ``:numeric-fluents`` is
+    refused only when the domain uses numbers beyond action costs (:func:`_numeric_beyond_costs`;
+    many IPC domains declare it for action costs alone, which Fast Downward plans). It is said before any parser
     reads the domain, which would otherwise fail at the first unsupported construct with a syntax
     message (``:durative-action``: "malformed domain: expected ')'")."""
     bad = sorted(domain_requirements(domain_text) & set(NOT_SUPPORTED))
+    if ":numeric-fluents" in bad and not _numeric_beyond_costs(domain_text):
+        bad.remove(":numeric-fluents")   # declared for action costs only, as many IPC domains do
     if not bad:
         return None
     why = "; ".join(f"{r}: {NOT_SUPPORTED[r]}" for r in bad)
