@@ -209,3 +209,20 @@ def test_an_unsupported_requirement_is_named_up_front(smoke_params, layout, tmp_
              " (:action a :parameters (?d) :precondition (and) :effect (increase (total-cost) (hire ?d))))")
     assert requirement_refusal(costs, "f") is None
     assert requirement_refusal("(define (domain d) (:requirements :adl :action-costs))", "f") is None
+
+
+def test_astar_lmcut_is_not_applicable_on_conditional_effects(smoke_params, layout, tmp_path):
+    """Fast Downward's LM-cut refuses conditional effects on every problem (the requirements matrix's
+    only error): the row says so once per domain instead of erring per problem."""
+    from planarena.runner.stages import build_method
+
+    domain = tmp_path / "briefcase.pddl"
+    domain.write_text("(define (domain b) (:requirements :strips :conditional-effects) (:predicates (p)))")
+    plain = tmp_path / "plain.pddl"
+    plain.write_text("(define (domain b) (:requirements :strips) (:predicates (p)))")
+    smoke_params["methods"] = {"fd_astar_lmcut": {}, "fd_lama": {}}
+    lmcut = build_method("fd_astar_lmcut", smoke_params, layout)
+    assert "declares :conditional-effects, which Fast Downward's lmcut() does not support" in \
+        lmcut.not_applicable("briefcase", domain)
+    assert lmcut.not_applicable("plain", plain) is None
+    assert build_method("fd_lama", smoke_params, layout).not_applicable("briefcase", domain) is None

@@ -16,6 +16,10 @@ from planarena.datasets.planning import PlannerCache, plan_cached
 from planarena.methods.base import Attempt, Method, PlanningTask
 
 
+#: Fast Downward heuristics that refuse conditional effects (its documentation's "supported: no")
+NO_CONDITIONAL_EFFECTS = ("lmcut(", "cegar(", "operatorcounting(", "ipdb(", "cpdbs(")
+
+
 class FastDownward(Method):
     """Fast Downward with the configuration ``planners.<planner>`` (the row's ``planner`` key):
     one deterministic attempt per problem, limited by the block's ``time_limit`` (CPU s) and
@@ -49,6 +53,23 @@ class FastDownward(Method):
     @property
     def uses_params(self) -> tuple[str, ...]:  # type: ignore[override]
         return (f"planners.{self.planner}",)
+
+    def not_applicable(self, domain: str, domain_file) -> str | None:
+        """A configuration whose heuristic Fast Downward runs without conditional effects
+        (:data:`NO_CONDITIONAL_EFFECTS`, e.g. ``astar(lmcut())``) is not applicable on a domain that
+        declares them: Fast Downward stops with "This configuration does not support conditional
+        effects" on every problem (``benchmarks/results/requirements-matrix-2026-11-28.md``: the
+        only error of any row on the six requirement domains)."""
+        from pathlib import Path
+
+        from planarena.core.pddl import domain_requirements
+
+        search = str((self.params.get("planners") or {}).get(self.planner, {}).get("search") or "")
+        heuristics = [h for h in NO_CONDITIONAL_EFFECTS if h in search.replace(" ", "")]
+        if heuristics and ":conditional-effects" in domain_requirements(Path(domain_file).read_text()):
+            return (f"{domain} declares :conditional-effects, which Fast Downward's {heuristics[0]}) does not "
+                    f"support (planners.{self.planner}: {search})")
+        return None
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """Run the configuration with ``planners.<planner>.time_limit`` (s) and ``memory_limit_mb``."""
