@@ -178,6 +178,13 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def _placeholder(path: Path, text: str) -> Path:
+    """A small PNG that says there is nothing to plot yet (a page's image link never breaks)."""
+    fig = _new_figure(1, 1, 5, 1.6)
+    fig.text(0.5, 0.5, text, ha="center", va="center")
+    return _save(fig, path)
+
+
 def _band(ax, points: pd.DataFrame, colour: str, label: str) -> None:
     """Shade min to max over the methods of ``points`` (columns method, x, coverage) at each x."""
     if points.empty:
@@ -201,9 +208,7 @@ def plot_coverage_by_size(rows: Sequence[Mapping], path: str | os.PathLike) -> P
     path = Path(path)
     data = pd.DataFrame(list(rows))
     if data.empty:
-        fig = _new_figure(1, 1, 5, 1.6)
-        fig.text(0.5, 0.5, "no plan results to plot yet", ha="center", va="center")
-        return _save(fig, path)
+        return _placeholder(path, "no plan results to plot yet")
     row_names = list(dict.fromkeys(data["row"]))
     domains = sorted(set(data["domain"]))
     # fixed margins instead of constrained layout: with a panel per row and domain (50+ axes on the
@@ -410,9 +415,7 @@ def plot_domain_heatmap(rows: Sequence[Mapping], path: str | os.PathLike) -> Pat
     path = Path(path)
     data = pd.DataFrame(list(rows))
     if data.empty:
-        fig = _new_figure(1, 1, 5, 1.6)
-        fig.text(0.5, 0.5, "no held-out plan results to plot yet", ha="center", va="center")
-        return _save(fig, path)
+        return _placeholder(path, "no held-out plan results to plot yet")
     methods = list(dict.fromkeys(data["method"]))
     domains = sorted(set(data["domain"]))
     grid = np.full((len(methods), len(domains)), np.nan)
