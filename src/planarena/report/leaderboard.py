@@ -204,7 +204,7 @@ def write_report(
     reports_dir = Path(reports_dir)
     a = analyse(inputs)
     family = dict(zip(a.methods["Method"], a.methods["Family"], strict=True))
-    plots = plotting.write_plots(a.coverage, a.by_size, a.pool.summary if a.pool else None, a.coverage_sum, family,
+    plots = plotting.write_plots(coverage.held_out_by(a.coverage, "domain"), a.by_size, a.pool.summary if a.pool else None, a.coverage_sum, family,
                                  a.traits, reports_dir / plotting.PLOTS_DIR)
     compare.write_ablation_plots(a.ablations, reports_dir / plotting.PLOTS_DIR)
     rendered = render_pages(a, run_info, plots)

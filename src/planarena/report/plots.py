@@ -383,29 +383,18 @@ def held_out_plot_data(sums: pd.DataFrame, family: Mapping[str, str],
 DOMAIN_HEATMAP = "coverage_by_domain.png"
 
 
-def domain_heatmap_data(cov: pd.DataFrame, family: Mapping[str, str],
+def domain_heatmap_data(by_domain: pd.DataFrame, family: Mapping[str, str],
                         traits: Mapping[str, ReportTraits] | None = None) -> list[dict]:
     """The rows of ``coverage_by_domain.json``: held-out coverage per (method, domain), the view the
-    IPC and Downward Lab lead with. Per cell, the metric's declared summary over the method's
-    held-out cells of that domain with status ``ok``
-    (:func:`planarena.report.metrics.instance_weighted`: mean over seeds of solved / instances);
-    ``solved`` is the mean solved count over seeds, ``n`` the instances. Methods in
-    :func:`planarena.report.records.method_order`'s order, each with its family and kind."""
-    from planarena.config import is_held_out
-    from planarena.report.metrics import instance_weighted
-
+    IPC and Downward Lab lead with, from
+    :func:`planarena.report.sections.coverage.held_out_by` (``key="domain"``): ``coverage`` the mean
+    over seeds of solved / instances, ``solved`` the mean solved count, ``n`` the instances; each
+    row with its method's family and kind."""
     traits = traits or {}
-    if cov.empty:
-        return []
-    ok = cov[(cov["status"] == "ok") & cov["split"].map(is_held_out).astype(bool)]
-    rows = []
-    for (method, domain), cells in ok.groupby(["method", "domain"], sort=False):
-        n, mean, _ = instance_weighted(cells)
-        if n:
-            rows.append({"method": method, "domain": domain, "family": family.get(method, ""),
-                         "kind": method_kind(method, family.get(method, ""), traits),
-                         "coverage": round(float(mean), 4), "solved": round(float(mean) * n, 2), "n": int(n)})
-    return rows
+    return [{"method": r.method, "domain": r.domain, "family": family.get(r.method, ""),
+             "kind": method_kind(r.method, family.get(r.method, ""), traits),
+             "coverage": round(float(r.mean), 4), "solved": round(float(r.mean) * r.n, 2), "n": int(r.n)}
+            for r in by_domain.itertuples(index=False)]
 
 
 def plot_domain_heatmap(rows: Sequence[Mapping], path: str | os.PathLike) -> Path:
@@ -515,7 +504,7 @@ TEMPLATES: dict[str, dict] = {
 
 
 def write_plots(
-    cov: pd.DataFrame,
+    by_domain: pd.DataFrame,
     by_size: pd.DataFrame,
     pool_summary: pd.DataFrame | None,
     sums: pd.DataFrame,
@@ -535,7 +524,7 @@ def write_plots(
     atomic_write_json(plot_dir / "coverage_by_size.json", cov_rows)
     plot_coverage_by_size(cov_rows, plot_dir / COVERAGE_PLOT)
     plots = [Plot("coverage vs instance size", f"{PLOTS_DIR}/{COVERAGE_PLOT}", "coverage.md")]
-    heat_rows = domain_heatmap_data(cov, family, traits)
+    heat_rows = domain_heatmap_data(by_domain, family, traits)
     atomic_write_json(plot_dir / "coverage_by_domain.json", heat_rows)
     plot_domain_heatmap(heat_rows, plot_dir / DOMAIN_HEATMAP)
     plots.append(Plot("held-out coverage per domain and method (heatmap)", f"{PLOTS_DIR}/{DOMAIN_HEATMAP}",

@@ -139,18 +139,27 @@ def unevaluated_splits(cov: pd.DataFrame) -> list[tuple[str, str]]:
     return out
 
 
+def held_out_by(cov: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Per method and value of ``key`` (``"split"`` or ``"domain"``), the metric's declared summary
+    (:func:`planarena.report.metrics.instance_weighted`) over the method's **held-out** cells with
+    status ``ok``. Columns: method, ``key``, n (instances summed), mean, std, runs (seeds), in the
+    order of ``cov``; groups without instances are absent."""
+    rows = []
+    ok = cov[(cov["status"] == "ok") & cov["split"].map(is_held_out).astype(bool)] if not cov.empty else cov
+    for (method, value), cells in ok.groupby(["method", key], sort=False):
+        n, mean, std = instance_weighted(cells)
+        if n:
+            rows.append({"method": method, key: value, "n": n, "mean": mean, "std": std,
+                         "runs": len(set().union(*cells["seeds"]))})
+    return pd.DataFrame(rows, columns=["method", key, "n", "mean", "std", "runs"])
+
+
 def held_out_cells(cov: pd.DataFrame, sums: pd.DataFrame) -> pd.DataFrame:
     """The headline numbers: per method and held-out split, all domains together, by the metric's
     declared summary (:func:`planarena.report.metrics.instance_weighted` over the method's cells
     with status ``ok``), and the ``held-out`` Sum of :func:`coverage_sum`. Columns: method, split,
     n (instances summed), mean, std, runs (seeds); methods and splits without cells are absent."""
-    rows = []
-    ok = cov[(cov["status"] == "ok") & cov["split"].map(is_held_out).astype(bool)]
-    for (method, split), cells in ok.groupby(["method", "split"], sort=False):
-        n, mean, std = instance_weighted(cells)
-        if n:
-            rows.append(dict(method=method, split=split, n=n, mean=mean, std=std,
-                             runs=len(set().union(*cells["seeds"]))))
+    rows = held_out_by(cov, "split").to_dict("records")
     for r in sums.itertuples(index=False):
         if r.n > 0:
             rows.append(dict(method=r.method, split=HELD_OUT, n=r.n, mean=r.mean, std=r.std, runs=r.runs))
