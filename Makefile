@@ -6,7 +6,7 @@ ACTIVATE := source $(VENV)/bin/activate &&
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: setup repro test bench smoke encoders
+.PHONY: setup repro test bench smoke encoders outside
 
 setup:
 	bash scripts/setup.sh
@@ -27,3 +27,9 @@ bench: setup
 # EmbedPlan's MPNet encoder (not needed by `make repro`): ~400 MB into ~/.cache/planarena/encoders
 encoders: setup
 	$(ACTIVATE) planarena encoders get mpnet
+
+# Outside planners run through the IPC contract (rows `bfgp`, `pyperplan_gbfs_hff`; off by default, on in
+# profile full): BFGP++ and pyperplan in their own environment, .venv-outside (tarski needs an antlr4
+# runtime that DVC's own dependencies do not accept)
+outside:
+	python3 -m venv .venv-outside && .venv-outside/bin/pip install -q -r requirements-outside.txt

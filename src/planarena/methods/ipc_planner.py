@@ -48,6 +48,7 @@ the harness to validate once.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -94,8 +95,16 @@ def contract_commands(name: str, config: dict) -> tuple[list[str] | None, list[s
     if not config.get("plan"):
         raise ConfigError(f"params: {where}: set `plan` (the command run as `plan DK DOMAIN TASK PLAN`) "
                           f"or `image` (an Apptainer image with apps learn and plan)")
-    learn = _words(config["learn"], f"{where}.learn") if config.get("learn") else None
-    return learn, _words(config["plan"], f"{where}.plan")
+    learn = _absolute(_words(config["learn"], f"{where}.learn")) if config.get("learn") else None
+    return learn, _absolute(_words(config["plan"], f"{where}.plan"))
+
+
+def _absolute(words: list[str]) -> list[str]:
+    """``words`` with each relative one that names an existing file (``examples/x/plan.py``,
+    ``.venv-outside/bin/python``) made absolute against the working folder of the stage (the
+    repository), since the contract runs every command in a fresh temporary folder. Not resolved:
+    a virtual environment's ``bin/python`` is a link whose target would lose the environment."""
+    return [os.path.abspath(w) if not os.path.isabs(w) and os.path.isfile(w) else w for w in words]
 
 
 #: keys of an ``ipc2026`` block (the IPC 2026 compile / run form)
@@ -141,6 +150,13 @@ def in_build(words: list[str], build: Path) -> list[str]:
         f = build / w
         out.append(str(f.resolve()) if not Path(w).is_absolute() and f.is_file() else w)
     return out
+
+
+def _cannot_run(row: str, key: str, exc: OSError) -> str:
+    """One line for a command that cannot start (``FileNotFoundError``, ``PermissionError``)."""
+    what = getattr(exc, "filename", None) or str(exc)
+    return (f"cannot run {what} (methods.{row}.{key}): {exc.strerror or exc}; is the planner installed? "
+            f"(the outside planners of params.yaml: make outside)")
 
 
 def plan_files(plan: Path) -> list[Path]:
@@ -222,7 +238,13 @@ class IPCPlanner(Method):
             cmd = [*self.learn_cmd, str(dk.resolve()), str(self.ps.domain_file(domain).resolve()),
                    *(str(self.ps.problem_file(e).resolve()) for e in tasks)]
             with tempfile.TemporaryDirectory(prefix="planarena-learn-") as tmp:
-                run = run_limited(cmd, tmp, limit, memory, grace, log=dk.parent / "learn.log")
+                try:
+                    run = run_limited(cmd, tmp, limit, memory, grace, log=dk.parent / "learn.log")
+                except OSError as exc:   # a command that is not installed: every plan attempt says so
+                    (dk.parent / "learn.log").write_text(_cannot_run(self.name, "learn", exc) + "\n")
+                    facts["domains"][domain] = {"learn": _cannot_run(self.name, "learn", exc), "tasks": len(tasks),
+                                                "dk_written": False}
+                    continue
             outcome = "timeout" if run.timed_out else "ok" if run.returncode == 0 else f"exit code {run.returncode}"
             facts["domains"][domain] = {"learn": outcome, "tasks": len(tasks), "dk_written": dk.exists()}
             facts["learn_cpu_s"] += run.cpu_s
@@ -273,7 +295,10 @@ class IPCPlanner(Method):
         with tempfile.TemporaryDirectory(prefix="planarena-plan-") as tmp:
             plan = Path(tmp) / "plan"
             cmd = [*command, *files, str(plan)]
-            run = run_limited(cmd, tmp, task.time_limit, memory, grace, log=Path(tmp) / "plan.log")
+            try:
+                run = run_limited(cmd, tmp, task.time_limit, memory, grace, log=Path(tmp) / "plan.log")
+            except OSError as exc:
+                return Attempt("error", None, _cannot_run(self.name, "plan", exc))
             found = []
             for f in plan_files(plan):
                 try:
