@@ -19,6 +19,50 @@ from planarena.core.io import read_jsonl
 #: ``not_applicable``, the reason in ``failure_reason``; :meth:`planarena.methods.base.Method.not_applicable`).
 OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "diverged", "not_applicable")
 
+#: Why an attempt that did not solve its problem stopped (the record's ``extra["stop"]``, written by
+#: the harness; :func:`stop_of` classifies records written before it was): ``budget``: a cap or limit
+#: the harness or the row set ended it (CPU time, memory, steps, choices, horizon, tokens,
+#: expansions, the model's positions), so a larger budget might have solved it; ``dead end``: no
+#: applicable or unvisited successor left; ``exhausted``: a complete search ran out of states (no
+#: plan exists within its space); ``cycle``: a deterministic policy came back to a state on its
+#: path; ``early stop``: a decoder emitted its end token before the goal; ``invalid action``: it
+#: proposed a malformed or inapplicable action; ``rejected plan``: it returned a plan the validator
+#: rejected; ``error``: the run itself failed (``error``, ``diverged``); ``other``: anything else
+#: (e.g. not measured).
+STOPS = ("budget", "dead end", "exhausted", "cycle", "early stop", "invalid action", "rejected plan", "error",
+         "other")
+
+#: (stop, reason fragments) for unsolved attempts, first match wins (lower-cased reason text)
+_STOP_REASONS = (
+    ("budget", ("choice limit", "within horizon", "max_expansions", "token cap", "time limit", "time_limit",
+                "learned positions", "step limit", "max_steps", "expansion limit")),
+    ("dead end", ("dead end",)),
+    ("exhausted", ("exhausted", "unsolvable")),
+    ("cycle", ("cycle",)),
+    ("early stop", ("<eos>",)),
+    ("invalid action", ("malformed action", "inapplicable action")),
+)
+
+
+def stop_of(outcome: str, failure_reason: str | None = None, extra: dict | None = None) -> str | None:
+    """Why an attempt stopped without a plan (one of :data:`STOPS`), or None for ``solved`` and
+    ``not_applicable``. An explicit ``extra["stop"]`` wins; ``timeout`` and ``memout`` are budget
+    stops; ``error`` and ``diverged`` are errors; an ``unsolved`` attempt is read from its reason."""
+    if outcome in ("solved", "not_applicable"):
+        return None
+    if extra and extra.get("stop") in STOPS:
+        return extra["stop"]
+    if outcome in ("timeout", "memout"):
+        return "budget"
+    if outcome in ("error", "diverged"):
+        return "error"
+    reason = (failure_reason or "").lower()
+    for stop, fragments in _STOP_REASONS:
+        if any(f in reason for f in fragments):
+            return stop
+    return "other"
+
+
 #: The candidate-pool protocols of EmbedPlan (Appendix A): the ``extra["protocol"]`` of a pool
 #: record (``task: rank_successors``). Declared here, with the record, so that both the protocols
 #: that write such records (:data:`planarena.protocols.pool.PROTOCOLS`) and the layers that read
@@ -68,6 +112,13 @@ class ResultRecord:
     def key(self) -> tuple[str, str, str, int]:
         """Identity of the attempt for resuming: (domain, split, problem, seed)."""
         return (self.domain, self.split, self.problem, self.seed)
+
+    @property
+    def stop(self) -> str | None:
+        """Why the attempt stopped without a plan (:func:`stop_of`); None when solved."""
+        if self.outcome == "solved" and not self.validated:
+            return "rejected plan"
+        return stop_of(self.outcome, self.failure_reason, self.extra)
 
     @property
     def counts_as_solved(self) -> bool:

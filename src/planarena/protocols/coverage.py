@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING
 
 from planarena.core.problemset import ProblemEntry
-from planarena.core.records import ResultRecord
+from planarena.core.records import ResultRecord, stop_of
 from planarena.core.validation import VALIDATOR_NAME, validate_plan
 from planarena.methods.base import Attempt, PlanningTask
 from planarena.core.executor import run_units
@@ -141,5 +141,7 @@ def record(ctx: "EvalContext", entry: ProblemEntry, seed: int, res: Attempt, ela
         objects=entry.objects,
         config_hash=ctx.fingerprint,
         plan=res.plan,
-        extra={"task": TASK, "tasks": sorted(method.tasks), **ctx.record_facts(entry.domain, seed), **res.extra},
+        extra={"task": TASK, "tasks": sorted(method.tasks), **ctx.record_facts(entry.domain, seed), **res.extra,
+               **({"stop": stop_of(res.outcome, res.failure_reason, res.extra)}
+                  if res.outcome not in ("solved", "not_applicable") else {})},
     )

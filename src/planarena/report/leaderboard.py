@@ -113,6 +113,7 @@ def analyse(inputs: ReportInputs) -> Analysis:
         schema=schema.schema_table(inputs.records, inputs.traits),
         cost=cost.cost_table(inputs.records),
         details=detail.detail_tables(inputs.records, inputs.plan_records, index),
+        stops=detail.stop_table(inputs.records),
         by_size=plotting.coverage_by_size(inputs.records, inputs.manifest, inputs.traits),
         methods=info.methods_table(inputs.records),
         n_records=len(latest),

@@ -56,6 +56,8 @@ class Analysis:
     ablations: list[compare.Ablation] = dataclasses.field(default_factory=list)
     #: IPC 2023 Learning Track quality / agile scores per domain (:func:`planarena.report.sections.quality.ipc_table`)
     ipc: pd.DataFrame | None = None
+    #: per plan method, its attempts by how they ended (:func:`planarena.report.sections.detail.stop_table`)
+    stops: pd.DataFrame | None = None
     #: ``(method, domain, reason)`` of every suite domain a method does not run on (task ``not_applicable``)
     not_applicable: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
 

@@ -81,8 +81,9 @@ DETAIL_PAGES: tuple[Page, ...] = (
          lambda a, i, p: ["## How to read the headline tables", "", HEADLINE_HELP, "",
                           *coverage.render(a.coverage, a.coverage_sum, a.ceiling, a.traits), "",
                           *quality.render(a.quality, a.ipc), "", *divergence.render(a.divergence)]),
-    Page("per-domain.md", "Per-domain detail", "solved / attempted / timeouts per domain, split and "
-         "method, beside the reference planning stage", lambda a, i, p: detail.render(a.details)),
+    Page("per-domain.md", "Per-domain detail", "why attempts stopped (budget, dead end, exhausted, ...) per "
+         "method; solved / attempted / timeouts per domain, split and method, beside the reference planning stage",
+         lambda a, i, p: detail.render(a.details, a.stops)),
     Page("hitk.md", "Successor-set Hit@k", "Hit@1/3/5 per domain, split and reference plan, with the "
          "random-ranker floor and successors per step", lambda a, i, p: hitk.render(a.hitk)),
     Page("pool.md", "Candidate-pool Hit@k", "pool protocols per domain, lifts over each encoding's "

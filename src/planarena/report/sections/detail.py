@@ -1,4 +1,5 @@
-"""Section "Per-domain detail": per domain, (planning stage, plan methods) x split with
+"""Section "Per-domain detail": why attempts stopped, per method (a budget stop apart from a dead
+end or an exhausted search), then per domain, (planning stage, plan methods) x split with
 ``solved/attempted, TO timeouts`` counts over all seeds."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from typing import Iterable, Mapping
 
 import pandas as pd
 
-from planarena.core.records import ResultRecord
+from planarena.core.records import STOPS, ResultRecord
 from planarena.report.markdown import DASH, NO_INSTANCES, md_table
 from planarena.report.records import method_order, plan_records_of
 
@@ -62,9 +63,35 @@ def detail_tables(
     return out
 
 
-def render(details: Mapping[str, pd.DataFrame]) -> list[str]:
-    """Markdown lines of the section from :func:`detail_tables`."""
+def stop_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
+    """Per plan method (rows, family order), its attempts over all domains, splits and seeds by how
+    they ended: ``solved`` (and validated), then each stop of :data:`planarena.core.records.STOPS`
+    that occurs (:attr:`ResultRecord.stop`): a budget stop (a cap or a time limit) is counted apart
+    from a dead end or an exhausted search. Columns: ``method``, ``attempts``, ``solved``, the stops
+    (ints). Empty without plan records."""
+    latest = [r for r in plan_records_of(records) if r.outcome != "not_applicable"]
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for r in latest:
+        counts[r.method]["attempts"] += 1
+        counts[r.method]["solved" if r.counts_as_solved else r.stop] += 1
+    used = [s for s in STOPS if any(c[s] for c in counts.values())]
+    rows = [{"method": m, "attempts": counts[m]["attempts"], "solved": counts[m]["solved"],
+             **{s: counts[m][s] for s in used}} for m in method_order(latest)]
+    return pd.DataFrame(rows, columns=["method", "attempts", "solved", *used])
+
+
+def render(details: Mapping[str, pd.DataFrame], stops: pd.DataFrame | None = None) -> list[str]:
+    """Markdown lines of the section: :func:`stop_table` first, then the tables of :func:`detail_tables`."""
     out = ["## Per-domain detail", ""]
+    if stops is not None and not stops.empty:
+        out += ["### Why attempts stopped", "",
+                "Attempts over all domains, splits and seeds. *budget*: stopped by a cap or limit (CPU time, "
+                "memory, steps, choices, horizon, tokens, expansions), so a larger budget might have solved "
+                "it; *dead end*: no applicable or unvisited successor left; *exhausted*: a complete search "
+                "ran out of states; *cycle*: a deterministic policy returned to a state on its path; *early "
+                "stop*: a decoder ended before the goal; *invalid action*: a malformed or inapplicable "
+                "action; *rejected plan*: the validator rejected the plan; *error*: the run failed.", "",
+                md_table(stops), ""]
     out.append(
         "Cells: solved and validated / attempted (attempts over all seeds), TO = timeouts. "
         f'"plan stage" is the reference planning stage. "{DASH}": no records.'
