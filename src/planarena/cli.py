@@ -676,6 +676,25 @@ def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None
     raise typer.Exit(1 if failed else 0)
 
 
+@claims_app.command("save")
+def claims_save(
+    claim_id: str = typer.Argument(..., help="a claim id (the file name in claims/ without .yaml)"),
+    folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
+    work: Optional[Path] = typer.Option(None, help="the claim's workspace (default as for run)"),
+) -> None:
+    """Pack a claim run's finished training (its workspace's training units and caches) into
+    reports/claims/<id>/partial.tar.gz, to commit: `claims run` on another machine resumes from it.
+    Safe while the run goes on (only finished units are packed)."""
+    from planarena.claims import partial
+
+    c, ws = _claim_and_workspace(claim_id, folder, work)
+    out = partial.save(ws, Path("reports/claims") / c.id)
+    if not out["files"]:
+        typer.echo(f"claim {c.id}: nothing finished yet in {ws}")
+        return
+    typer.echo(f"claim {c.id}: {out['files']} files, {out['bytes'] / 1e6:.1f} MB -> {out['path']} (commit it)")
+
+
 @claims_app.command("report")
 def claims_report(
     claim_ids: list[str] = typer.Argument(None, help="claim ids (none: every claim file)"),

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from planarena.claims import partial
 from planarena.claims.spec import Claim
 from planarena import stats
 from planarena.claims.verdict import HitMeasurements, Measurements, Verdict, evaluate, schema_runs
@@ -34,6 +35,8 @@ from planarena.report.records import instance_index
 REPO = Path(__file__).resolve().parents[3]
 #: What the workspace copies from the repository.
 PIPELINE = ("dvc.yaml", "stages", "src", ".dvcignore")
+#: Where the claims' pages live (``reports/claims/<id>/``), a partial run's archive among them.
+PAGES = REPO / "reports" / "claims"
 #: Where workspaces live unless ``--work`` says otherwise (kept between sessions: a rerun resumes).
 DEFAULT_WORK = Path(os.environ.get("PLANARENA_CLAIMS_WORK", Path.home() / ".cache" / "planarena" / "claims"))
 
@@ -178,6 +181,9 @@ def run(claim: Claim, work: Path, echo=print) -> float:
         return time.perf_counter() - start
     prepare(claim, work)
     (work / FINISHED).unlink(missing_ok=True)
+    restored = partial.restore(work, PAGES / claim.id)   # a run begun on another machine resumes here
+    if restored:
+        echo(f"[{claim.id}] restored {restored} files of finished training from {PAGES / claim.id / partial.PARTIAL}")
     start = time.perf_counter()
     log = work / "run.log"
     with open(log, "a") as out:
@@ -635,6 +641,7 @@ def write_page(claim: Claim, work: Path, out_root: Path, power=None, forced: boo
         if (out / "report").is_dir():
             shutil.rmtree(out / "report")
         shutil.copytree(work / "reports", out / "report")
+    partial.discard(out)   # the finished run's records replace its partial training
     return verdict
 
 
@@ -738,6 +745,8 @@ def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
     else:
         lines += [f"Registered, not run yet: `planarena claims run {claim.id}` (expected ~{cpu} CPU minutes on 2 cores"
                   f"{'; a GPU helps' if claim.cost.get('gpu') else ''}).", ""]
+    if partial.describe(out):
+        lines += [partial.describe(out), ""]
     lines += provenance_lines(claim, power) + _condition_lines(claim)
     if claim.notes:
         lines += ["", "## Notes", "", claim.notes]

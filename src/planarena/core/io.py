@@ -165,3 +165,23 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
     """Write rows (one canonical JSON object per line) to ``path`` atomically."""
     text = "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows)
     atomic_write_text(path, text)
+
+
+def write_tar_gz(path: str | os.PathLike, members: Iterable[tuple[str, bytes]]) -> int:
+    """Write ``members`` (``(name in the archive, bytes)``) to the gzip'd tar ``path``,
+    deterministically: members in the order given, mtime 0, mode 0644, no owner, gzip mtime 0 (the
+    same members give the same bytes, so a committed archive changes only when its content does).
+    Written atomically. Returns the archive's size in bytes."""
+    import gzip
+    import io
+    import tarfile
+
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in members:
+            ti = tarfile.TarInfo(name)
+            ti.size, ti.mtime, ti.mode = len(data), 0, 0o644
+            tar.addfile(ti, io.BytesIO(data))
+    packed = gzip.compress(raw.getvalue(), compresslevel=9, mtime=0)
+    atomic_write_bytes(path, packed)
+    return len(packed)

@@ -16,8 +16,6 @@ workspace's ``data/`` belongs to DVC).
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import os
 import platform
@@ -26,6 +24,7 @@ from pathlib import Path
 from typing import Iterable
 
 from planarena.config import Layout
+from planarena.core.io import write_tar_gz
 
 #: The archive's name under ``reports/``.
 BUNDLE = "records.tar.gz"
@@ -67,18 +66,8 @@ def write(layout: Layout, methods: Iterable[str], path: str | os.PathLike) -> di
     returns ``{"files": n, "bytes": size}``. Deterministic: the same files give the same bytes."""
     members = _files(layout, methods)
     env = json.dumps(environment(), indent=1, sort_keys=True).encode()
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for name, data in [(ENVIRONMENT, env), *((n, f.read_bytes()) for n, f in members)]:
-            ti = tarfile.TarInfo(name)
-            ti.size, ti.mtime, ti.mode = len(data), 0, 0o644
-            tar.addfile(ti, io.BytesIO(data))
-    packed = gzip.compress(raw.getvalue(), compresslevel=9, mtime=0)
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(packed)
-    tmp.replace(path)
-    return {"files": len(members) + 1, "bytes": len(packed)}
+    size = write_tar_gz(path, [(ENVIRONMENT, env), *((n, f.read_bytes()) for n, f in members)])
+    return {"files": len(members) + 1, "bytes": size}
 
 
 def restore(path: str | os.PathLike, root: str | os.PathLike) -> Layout:

@@ -1,0 +1,85 @@
+"""A claim run carried across machines: its finished training units packed beside its page
+(reports/claims/<id>/partial.tar.gz) and unpacked into a fresh workspace, where training skips them."""
+
+import json
+import tarfile
+
+import pytest
+
+from planarena.claims import partial
+from planarena.methods.units import KEPT, train_units
+
+
+def workspace(root, key="abc123"):
+    units = root / "data" / "cache" / "transformers" / f"{key}.units"
+    for seed in (13, 14):
+        unit = units / "gripper" / f"seed{seed}"
+        unit.mkdir(parents=True)
+        (unit / "model.pt").write_bytes(bytes([seed]) * 100)
+        (unit / KEPT).write_text(json.dumps({"status": "ok", "best_step": seed}))
+    (units / "gripper" / "seed15.tmp").mkdir()                       # a unit being written
+    (units / "gripper" / "seed15.tmp" / "model.pt").write_bytes(b"half")
+    (root / "data" / "cache" / "text").mkdir(parents=True)           # sentence embeddings: left out
+    (root / "data" / "cache" / "text" / "emb.sqlite").write_bytes(b"x" * 1000)
+    return units
+
+
+def test_save_packs_finished_units_only_and_deterministically(tmp_path):
+    work, page = tmp_path / "ws", tmp_path / "page"
+    workspace(work)
+    out = partial.save(work, page)
+    assert out["files"] == 4 and (page / partial.PARTIAL).exists()
+    with tarfile.open(page / partial.PARTIAL) as tar:
+        names = tar.getnames()
+    assert all(n.startswith("data/cache/transformers/abc123.units/gripper/seed1") for n in names)
+    assert not any("seed15" in n or "text" in n for n in names)
+    first = (page / partial.PARTIAL).read_bytes()
+    partial.save(work, page)
+    assert (page / partial.PARTIAL).read_bytes() == first            # same content, same bytes: commit-friendly
+    assert "2 finished training units" in partial.describe(page)
+    assert partial.save(tmp_path / "empty", tmp_path / "page2")["files"] == 0
+    assert not (tmp_path / "page2").exists()
+
+
+def test_restore_fills_a_fresh_workspace_and_training_skips_the_restored_units(tmp_path):
+    work, page, fresh = tmp_path / "ws", tmp_path / "page", tmp_path / "fresh"
+    workspace(work)
+    partial.save(work, page)
+    (fresh / "data" / "cache" / "transformers" / "abc123.units" / "gripper" / "seed13").mkdir(parents=True)
+    mine = fresh / "data" / "cache" / "transformers" / "abc123.units" / "gripper" / "seed13" / "model.pt"
+    mine.write_bytes(b"already here")
+    assert partial.restore(fresh, page) == 3                         # the file already there is kept
+    assert mine.read_bytes() == b"already here"
+    assert partial.restore(fresh, tmp_path / "no-archive") == 0
+    # the training of a restored workspace runs only the unit that was not finished
+    keep = fresh / "data" / "cache" / "transformers" / "abc123.units"
+    (keep / "gripper" / "seed13" / "model.pt").write_bytes(bytes([13]) * 100)
+    calls = []
+
+    def fit(unit):
+        calls.append(unit)
+        out = tmp_path / "models" / unit[0] / f"seed{unit[1]}"
+        out.mkdir(parents=True)
+        (out / "model.pt").write_bytes(b"new")
+        return {"status": "ok", "best_step": 0}
+
+    facts, _ = train_units(fit, ["gripper"], [13, 14, 15], jobs=1, desc="", model_dir=tmp_path / "models", keep=keep)
+    assert calls == [("gripper", 15)]
+    assert facts["domains"]["gripper"]["seed14"]["best_step"] == 14
+    assert (tmp_path / "models" / "gripper" / "seed14" / "model.pt").read_bytes() == bytes([14]) * 100
+    partial.discard(page)
+    assert not (page / partial.PARTIAL).exists()
+
+
+def test_a_foreign_archive_is_refused_with_its_name(tmp_path):
+    page = tmp_path / "page"
+    page.mkdir()
+    (page / partial.PARTIAL).write_bytes(b"not a tar")
+    with pytest.raises(ValueError, match="partial.tar.gz: not a claim's partial run"):
+        partial.restore(tmp_path / "ws", page)
+    with tarfile.open(page / partial.PARTIAL, "w:gz") as tar:
+        f = tmp_path / "evil"
+        f.write_text("x")
+        tar.add(f, arcname="src/planarena/cli.py")
+    with pytest.raises(ValueError, match="unexpected member 'src/planarena/cli.py'"):
+        partial.restore(tmp_path / "ws", page)
