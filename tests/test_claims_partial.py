@@ -1,5 +1,6 @@
 """A claim run carried across machines: its finished training units packed beside its page
-(reports/claims/<id>/partial.tar.gz) and unpacked into a fresh workspace, where training skips them."""
+(reports/claims/<id>/partial/, one archive per unit, written once) and unpacked into a fresh
+workspace, where training skips them."""
 
 import json
 import tarfile
@@ -24,20 +25,35 @@ def workspace(root, key="abc123"):
     return units
 
 
-def test_save_packs_finished_units_only_and_deterministically(tmp_path):
+def test_save_packs_each_finished_unit_once_and_deterministically(tmp_path):
     work, page = tmp_path / "ws", tmp_path / "page"
-    workspace(work)
+    units = workspace(work)
+    # a finished stage's copy of its units (facts.json on top) is not packed again; an R-GNN-style
+    # per-unit cache (facts.json, no sub-folder) is a unit
+    finished = work / "data" / "cache" / "transformers" / "abc123"
+    (finished / "gripper" / "seed13").mkdir(parents=True)
+    (finished / "facts.json").write_text("{}")
+    (finished / "gripper" / "seed13" / "facts.json").write_text("{}")
+    (work / "data" / "cache" / "rgnn_policies" / "k1").mkdir(parents=True)
+    (work / "data" / "cache" / "rgnn_policies" / "k1" / "facts.json").write_text("{}")
+    assert [str(u.relative_to(work / "data" / "cache")) for u in partial.units(work)] == [
+        "rgnn_policies/k1", "transformers/abc123.units/gripper/seed13", "transformers/abc123.units/gripper/seed14"]
     out = partial.save(work, page)
-    assert out["files"] == 4 and (page / partial.PARTIAL).exists()
-    with tarfile.open(page / partial.PARTIAL) as tar:
-        names = tar.getnames()
-    assert all(n.startswith("data/cache/transformers/abc123.units/gripper/seed1") for n in names)
-    assert not any("seed15" in n or "text" in n for n in names)
-    first = (page / partial.PARTIAL).read_bytes()
-    partial.save(work, page)
-    assert (page / partial.PARTIAL).read_bytes() == first            # same content, same bytes: commit-friendly
-    assert "2 finished training units" in partial.describe(page)
-    assert partial.save(tmp_path / "empty", tmp_path / "page2")["files"] == 0
+    assert (out["units"], out["new"]) == (3, 3)
+    archives = sorted(p.name for p in (page / partial.PARTIAL).iterdir())
+    assert archives == ["rgnn_policies~k1.tar.gz", "transformers~abc123.units~gripper~seed13.tar.gz",
+                        "transformers~abc123.units~gripper~seed14.tar.gz"]
+    with tarfile.open(page / partial.PARTIAL / archives[1]) as tar:
+        assert tar.getnames() == ["data/cache/transformers/abc123.units/gripper/seed13/model.pt",
+                                  "data/cache/transformers/abc123.units/gripper/seed13/unit.json"]
+    first = (page / partial.PARTIAL / archives[1]).read_bytes()
+    (units / "gripper" / "seed15").mkdir()                      # a third unit finishes
+    (units / "gripper" / "seed15" / KEPT).write_text("{}")
+    out = partial.save(work, page)
+    assert (out["units"], out["new"]) == (4, 1)                  # the others are not written again
+    assert (page / partial.PARTIAL / archives[1]).read_bytes() == first
+    assert "4 finished training units" in partial.describe(page)
+    assert partial.save(tmp_path / "empty", tmp_path / "page2")["units"] == 0
     assert not (tmp_path / "page2").exists()
 
 
@@ -68,16 +84,16 @@ def test_restore_fills_a_fresh_workspace_and_training_skips_the_restored_units(t
     assert facts["domains"]["gripper"]["seed14"]["best_step"] == 14
     assert (tmp_path / "models" / "gripper" / "seed14" / "model.pt").read_bytes() == bytes([14]) * 100
     partial.discard(page)
-    assert not (page / partial.PARTIAL).exists()
+    assert not (page / partial.PARTIAL).exists() and partial.describe(page) is None
 
 
 def test_a_foreign_archive_is_refused_with_its_name(tmp_path):
     page = tmp_path / "page"
-    page.mkdir()
-    (page / partial.PARTIAL).write_bytes(b"not a tar")
-    with pytest.raises(ValueError, match="partial.tar.gz: not a claim's partial run"):
+    (page / partial.PARTIAL).mkdir(parents=True)
+    (page / partial.PARTIAL / "u.tar.gz").write_bytes(b"not a tar")
+    with pytest.raises(ValueError, match="u.tar.gz: not a unit of a claim's partial run"):
         partial.restore(tmp_path / "ws", page)
-    with tarfile.open(page / partial.PARTIAL, "w:gz") as tar:
+    with tarfile.open(page / partial.PARTIAL / "u.tar.gz", "w:gz") as tar:
         f = tmp_path / "evil"
         f.write_text("x")
         tar.add(f, arcname="src/planarena/cli.py")

@@ -682,17 +682,18 @@ def claims_save(
     folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
     work: Optional[Path] = typer.Option(None, help="the claim's workspace (default as for run)"),
 ) -> None:
-    """Pack a claim run's finished training (its workspace's training units and caches) into
-    reports/claims/<id>/partial.tar.gz, to commit: `claims run` on another machine resumes from it.
-    Safe while the run goes on (only finished units are packed)."""
+    """Pack a claim run's finished training units into reports/claims/<id>/partial/ (one archive
+    per unit, written once), to commit: `claims run` on another machine resumes from them. Safe
+    while the run goes on (only finished units are packed)."""
     from planarena.claims import partial
 
     c, ws = _claim_and_workspace(claim_id, folder, work)
     out = partial.save(ws, Path("reports/claims") / c.id)
-    if not out["files"]:
-        typer.echo(f"claim {c.id}: nothing finished yet in {ws}")
+    if not out["units"]:
+        typer.echo(f"claim {c.id}: no finished training unit yet in {ws}")
         return
-    typer.echo(f"claim {c.id}: {out['files']} files, {out['bytes'] / 1e6:.1f} MB -> {out['path']} (commit it)")
+    typer.echo(f"claim {c.id}: {out['units']} finished units, {out['new']} new ({out['bytes'] / 1e6:.1f} MB) "
+               f"in {out['path']}/ (commit it)")
 
 
 @claims_app.command("report")

@@ -1,96 +1,115 @@
-"""A claim run carried across machines: what its workspace finished, committed beside its page.
+"""A claim run carried across machines: its finished training units, committed beside its page.
 
 A claim takes hours on 2 cores, longer than one working session, and its workspace
-(``~/.cache/planarena/claims/<id>``) lives on one machine. :func:`save` packs the workspace's
-finished training into ``reports/claims/<id>/partial.tar.gz`` (deterministic, committed with the
-repository); :func:`restore` unpacks it into a fresh workspace before ``dvc repro``, so a run
+(``~/.cache/planarena/claims/<id>``) lives on one machine. :func:`save` packs each finished
+training unit of the workspace into its own archive under ``reports/claims/<id>/partial/``
+(deterministic, written once: a unit saved again is the same file, so the repository's history holds
+each unit once); :func:`restore` unpacks them into a fresh workspace before ``dvc repro``, so a run
 started on one machine resumes on another.
 
-What is packed: ``data/cache/`` but its ``text/`` folder (sentence embeddings: large, and cached
-per text anyway). That holds every family's finished training units (``<key>.units/``, the folders
-:func:`planarena.methods.units.train_units` keeps) and finished training caches (``<key>/``), each
-under a key of everything its training reads (code, params, problems, trajectories): a unit
-restored on a machine whose inputs differ has another key and is simply not used, so a restore
-never changes a result, only saves its time. The page's verdict is written from a finished run
-only (:data:`planarena.claims.run.FINISHED`); ``write_page`` removes the archive then.
+A *unit* is a folder under the workspace's ``data/cache/`` holding ``unit.json`` (a unit that
+:func:`planarena.methods.units.train_units` kept: transformers, DIAS) or ``facts.json`` and no
+sub-folder (a family's finished per-unit cache, e.g. the R-GNN policies'), not inside a folder that
+itself holds ``facts.json`` (a finished stage's copy of its units). Each sits under a key of
+everything its training reads (code, params, problems, trajectories): a unit restored on a machine
+whose inputs differ has another key and is simply not used, so a restore never changes a result,
+only saves its time. Sentence embeddings (``data/cache/text``) are not packed (large; cached per
+text). When the claim's verdict is written (a finished run), :func:`discard` removes the folder.
 """
 
 from __future__ import annotations
 
+import shutil
 import tarfile
 from pathlib import Path
 
 from planarena.core.io import write_tar_gz
 
-#: The archive's name in ``reports/claims/<id>/``.
-PARTIAL = "partial.tar.gz"
+#: The folder of unit archives in ``reports/claims/<id>/``.
+PARTIAL = "partial"
 #: Folders of ``data/cache`` left out (regenerable and large).
 SKIPPED = ("text",)
+_UNIT_MARKERS = ("unit.json",)
 
 
-def _members(work: Path) -> list[tuple[str, Path]]:
-    cache = work / "data" / "cache"
+def units(work: Path) -> list[Path]:
+    """The finished unit folders of the workspace ``work`` (see the module docstring), sorted."""
+    cache = Path(work) / "data" / "cache"
     if not cache.is_dir():
         return []
-    return sorted((str(f.relative_to(work)), f) for f in cache.rglob("*")
-                  if f.is_file() and f.relative_to(cache).parts[0] not in SKIPPED
-                  and not any(p.endswith(".tmp") for p in f.relative_to(cache).parts))
+    found = []
+    for marker in sorted(cache.rglob("*.json")):
+        folder = marker.parent
+        rel = folder.relative_to(cache)
+        if not rel.parts or rel.parts[0] in SKIPPED or any(p.endswith(".tmp") for p in rel.parts):
+            continue
+        kept = marker.name in _UNIT_MARKERS
+        leaf = marker.name == "facts.json" and not any(p.is_dir() for p in folder.iterdir())
+        inside_finished = any((a / "facts.json").exists() for a in folder.parents if cache in a.parents)
+        if (kept or leaf) and not inside_finished and folder not in found:
+            found.append(folder)
+    return sorted(found)
+
+
+def _archive_name(work: Path, folder: Path) -> str:
+    return "~".join(folder.relative_to(Path(work) / "data" / "cache").parts) + ".tar.gz"
 
 
 def save(work: Path, page_dir: Path) -> dict:
-    """Pack the workspace ``work``'s finished training into ``page_dir/partial.tar.gz``.
+    """Pack each finished unit of the workspace ``work`` not yet saved into
+    ``page_dir/partial/<unit path with ~>.tar.gz``.
 
-    Returns ``{"files": n, "bytes": size, "path": str}`` (``files`` 0 and no archive written when
-    the workspace has nothing finished yet)."""
-    members = _members(Path(work))
-    if not members:
-        return {"files": 0, "bytes": 0, "path": ""}
-    page_dir.mkdir(parents=True, exist_ok=True)
-    path = page_dir / PARTIAL
-    size = write_tar_gz(path, [(name, f.read_bytes()) for name, f in members])
-    return {"files": len(members), "bytes": size, "path": str(path)}
+    Returns ``{"units": all saved units, "new": written now, "bytes": their size, "path": folder}``."""
+    out = Path(page_dir) / PARTIAL
+    new, size = 0, 0
+    found = units(work)
+    for folder in found:
+        path = out / _archive_name(work, folder)
+        if path.exists():
+            continue
+        out.mkdir(parents=True, exist_ok=True)
+        files = sorted(f for f in folder.rglob("*") if f.is_file())
+        size += write_tar_gz(path, [(str(f.relative_to(work)), f.read_bytes()) for f in files])
+        new += 1
+    return {"units": len(found), "new": new, "bytes": size, "path": str(out)}
 
 
 def restore(work: Path, page_dir: Path) -> int:
-    """Unpack ``page_dir/partial.tar.gz`` into the workspace ``work`` where a file is missing there
-    (a file the workspace already has is kept). Returns the number of files restored (0 without an
-    archive).
+    """Unpack every unit archive of ``page_dir/partial/`` into the workspace ``work`` where the file
+    is missing there (a file the workspace already has is kept). Returns the number of files
+    restored (0 without archives).
 
     Raises:
-        ValueError: the archive is not one :func:`save` wrote (names the file).
+        ValueError: an archive is not one :func:`save` wrote (names the file).
     """
-    path = Path(page_dir) / PARTIAL
-    if not path.exists():
-        return 0
     restored = 0
-    try:
-        with tarfile.open(path, mode="r:gz") as tar:
-            for member in tar.getmembers():
-                if not member.isfile() or not member.name.startswith("data/cache/"):
-                    raise ValueError(f"{path}: unexpected member {member.name!r}")
-                if not (Path(work) / member.name).exists():
-                    tar.extract(member, work, filter="data")
-                    restored += 1
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise ValueError(f"{path}: not a claim's partial run ({exc})") from None
+    for path in sorted((Path(page_dir) / PARTIAL).glob("*.tar.gz")):
+        try:
+            with tarfile.open(path, mode="r:gz") as tar:
+                for member in tar.getmembers():
+                    if not member.isfile() or not member.name.startswith("data/cache/") or ".." in member.name:
+                        raise ValueError(f"{path}: unexpected member {member.name!r}")
+                    if not (Path(work) / member.name).exists():
+                        tar.extract(member, work, filter="data")
+                        restored += 1
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise ValueError(f"{path}: not a unit of a claim's partial run ({exc})") from None
     return restored
 
 
 def describe(page_dir: Path) -> str | None:
     """One sentence for a claim's page about its committed partial run, or None without one."""
-    path = Path(page_dir) / PARTIAL
-    if not path.exists():
+    archives = sorted((Path(page_dir) / PARTIAL).glob("*.tar.gz"))
+    if not archives:
         return None
-    with tarfile.open(path, mode="r:gz") as tar:
-        names = tar.getnames()
-    units = sorted({n.split("/seed")[0] + "/seed" + n.split("/seed")[1].split("/")[0] for n in names if "/seed" in n})
-    return (f"A partial run is committed beside this page (`{PARTIAL}`: {len(names)} files, {len(units)} finished "
-            f"training units, {path.stat().st_size / 1e6:.1f} MB); `planarena claims run` resumes from it on any machine.")
+    size = sum(a.stat().st_size for a in archives)
+    return (f"A partial run is committed beside this page (`{PARTIAL}/`: {len(archives)} finished training units, "
+            f"{size / 1e6:.1f} MB); `planarena claims run` resumes from it on any machine.")
 
 
 def discard(page_dir: Path) -> None:
-    """Remove ``page_dir/partial.tar.gz`` (the claim's run finished: its records replace it)."""
-    (Path(page_dir) / PARTIAL).unlink(missing_ok=True)
+    """Remove ``page_dir/partial/`` (the claim's run finished: its records replace it)."""
+    shutil.rmtree(Path(page_dir) / PARTIAL, ignore_errors=True)
 
 
-__all__ = ["PARTIAL", "describe", "discard", "restore", "save"]
+__all__ = ["PARTIAL", "describe", "discard", "restore", "save", "units"]

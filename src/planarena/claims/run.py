@@ -183,7 +183,7 @@ def run(claim: Claim, work: Path, echo=print) -> float:
     (work / FINISHED).unlink(missing_ok=True)
     restored = partial.restore(work, PAGES / claim.id)   # a run begun on another machine resumes here
     if restored:
-        echo(f"[{claim.id}] restored {restored} files of finished training from {PAGES / claim.id / partial.PARTIAL}")
+        echo(f"[{claim.id}] restored {restored} files of finished training from {PAGES / claim.id / partial.PARTIAL}/")
     start = time.perf_counter()
     log = work / "run.log"
     with open(log, "a") as out:
