@@ -5,8 +5,9 @@ wrappers in examples/, and what a row says when its planner is not installed.
 The runs need `make outside` (.venv-outside with up-bfgp, tarski and pyperplan); they skip with
 that reason when it is absent. .ci/run installs it."""
 
-import os
+import json
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,20 @@ def test_bfgp_row_synthesises_a_program_and_runs_it_on_each_task(tmp_path):
             assert validate_plan(VISITALL / "domain.pddl", task, attempt.plan).valid, task.stem
     assert all(outcomes[t.stem] == "solved" for t in tasks[:3]), outcomes
     assert set(outcomes.values()) <= {"solved", "unsolved"}
+
+
+def test_a_learner_that_reaches_its_time_limit_leaves_budget_stops_not_errors(tmp_path):
+    learner = tmp_path / "learn.py"
+    learner.write_text("while True: pass\n")
+    row = IPCPlanner("slow", {"method": "ipc_planner", "learn": [sys.executable, str(learner)],
+                              "plan": [sys.executable, "-c", "pass"], "learn_time_limit": 0.5, "kill_grace": 0.5},
+                     {}, Layout(root=tmp_path))
+    row._ps = type("PS", (), {"domains": ["tiny"], "domain_file": lambda self, d: TINY / "domain.pddl"})()
+    row.training_problems = lambda domain: []
+    facts = row.train(tmp_path / "models")
+    assert facts["domains"]["tiny"]["learn"] == "timeout"
+    (tmp_path / "models" / "train.json").write_text(json.dumps(facts))
+    row.load(tmp_path / "models")
+    attempt = row.solve(PlanningTask(entry("tiny"), TINY / "domain.pddl", TINY / "three.pddl", 10), 13)
+    assert attempt.outcome == "unsolved" and attempt.extra["stop"] == "budget"
+    assert "learn reached its CPU time limit (0.5 s)" in attempt.failure_reason

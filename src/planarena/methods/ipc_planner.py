@@ -190,6 +190,7 @@ class IPCPlanner(Method):
         self.learn_cmd, self.plan_cmd = (None, []) if self.ipc2026 else contract_commands(name, config)
         self.model_dir: Path | None = None
         self.compiled = "ok"   # the IPC 2026 form's compile outcome (train.json, read by load)
+        self.learned: dict = {}   # domain -> the learn command's outcome (train.json, read by load)
 
     @classmethod
     def report_traits(cls, config: dict, params: dict) -> ReportTraits:
@@ -267,7 +268,9 @@ class IPCPlanner(Method):
 
     def load(self, model_dir: Path) -> None:
         self.model_dir = Path(model_dir)
-        self.compiled = json_or_empty(self.model_dir / "train.json").get("compile", "ok")
+        facts = json_or_empty(self.model_dir / "train.json")
+        self.compiled = facts.get("compile", "ok")
+        self.learned = {d: f.get("learn") for d, f in (facts.get("domains") or {}).items()}
 
     def solve(self, task: PlanningTask, seed: int) -> Attempt:
         """``plan DK DOMAIN TASK PLAN`` under the task's CPU-time limit; the cheapest valid plan of
@@ -286,6 +289,10 @@ class IPCPlanner(Method):
         else:
             dk = model_dir / domain / "dk"
             if not dk.exists():
+                if self.learned.get(domain) == "timeout":   # the learner's budget, not a crash
+                    limit = float(self.config.get("learn_time_limit", 1800))
+                    return Attempt("unsolved", None, f"learn reached its CPU time limit ({limit:g} s) without writing "
+                                   f"domain knowledge for {domain}", extra={"stop": "budget"})
                 log = dk.parent / "learn.log"
                 tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
                 return Attempt("error", None, f"learn wrote no domain knowledge for {domain}"
