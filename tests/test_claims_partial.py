@@ -28,13 +28,7 @@ def workspace(root, key="abc123"):
 def test_save_packs_each_finished_unit_once_and_deterministically(tmp_path):
     work, page = tmp_path / "ws", tmp_path / "page"
     units = workspace(work)
-    # a finished stage's copy of its units (facts.json on top) is not packed again; an R-GNN-style
-    # per-unit cache (facts.json, no sub-folder) is a unit
-    finished = work / "data" / "cache" / "transformers" / "abc123"
-    (finished / "gripper" / "seed13").mkdir(parents=True)
-    (finished / "facts.json").write_text("{}")
-    (finished / "gripper" / "seed13" / "facts.json").write_text("{}")
-    (work / "data" / "cache" / "rgnn_policies" / "k1").mkdir(parents=True)
+    (work / "data" / "cache" / "rgnn_policies" / "k1").mkdir(parents=True)   # a per-unit cache
     (work / "data" / "cache" / "rgnn_policies" / "k1" / "facts.json").write_text("{}")
     assert [str(u.relative_to(work / "data" / "cache")) for u in partial.units(work)] == [
         "rgnn_policies/k1", "transformers/abc123.units/gripper/seed13", "transformers/abc123.units/gripper/seed14"]
@@ -53,6 +47,16 @@ def test_save_packs_each_finished_unit_once_and_deterministically(tmp_path):
     assert (out["units"], out["new"]) == (4, 1)                  # the others are not written again
     assert (page / partial.PARTIAL / archives[1]).read_bytes() == first
     assert "4 finished training units" in partial.describe(page)
+    # the stage finishes: its cache (facts.json on top, the units inside) replaces the units' archives
+    import shutil
+    finished = work / "data" / "cache" / "transformers" / "abc123"
+    shutil.copytree(units, finished)
+    shutil.rmtree(units)
+    (finished / "facts.json").write_text("{}")
+    out = partial.save(work, page)
+    assert (out["units"], out["new"]) == (2, 1)
+    assert sorted(p.name for p in (page / partial.PARTIAL).iterdir()) == ["rgnn_policies~k1.tar.gz",
+                                                                         "transformers~abc123.tar.gz"]
     assert partial.save(tmp_path / "empty", tmp_path / "page2")["units"] == 0
     assert not (tmp_path / "page2").exists()
 

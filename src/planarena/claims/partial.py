@@ -7,14 +7,15 @@ training unit of the workspace into its own archive under ``reports/claims/<id>/
 each unit once); :func:`restore` unpacks them into a fresh workspace before ``dvc repro``, so a run
 started on one machine resumes on another.
 
-A *unit* is a folder under the workspace's ``data/cache/`` holding ``unit.json`` (a unit that
-:func:`planarena.methods.units.train_units` kept: transformers, DIAS) or ``facts.json`` and no
-sub-folder (a family's finished per-unit cache, e.g. the R-GNN policies'), not inside a folder that
-itself holds ``facts.json`` (a finished stage's copy of its units). Each sits under a key of
-everything its training reads (code, params, problems, trajectories): a unit restored on a machine
-whose inputs differ has another key and is simply not used, so a restore never changes a result,
-only saves its time. Sentence embeddings (``data/cache/text``) are not packed (large; cached per
-text). When the claim's verdict is written (a finished run), :func:`discard` removes the folder.
+A *unit* is either a folder holding ``unit.json`` (a unit that
+:func:`planarena.methods.units.train_units` kept while its stage ran: transformers, DIAS) or a
+finished cache, a folder ``data/cache/<family>/<key>/`` holding ``facts.json`` (a finished
+training stage's cache, or a family's finished per-unit cache such as the R-GNN policies'); once a
+stage's cache is saved, the archives of the units it was made of leave the folder. Each sits under a
+key of everything its training reads (code, params, problems, trajectories): a unit restored on a
+machine whose inputs differ has another key and is simply not used, so a restore never changes a
+result, only saves its time. Sentence embeddings (``data/cache/text``) are not packed (large; cached
+per text). When the claim's verdict is written (a finished run), :func:`discard` removes the folder.
 """
 
 from __future__ import annotations
@@ -37,17 +38,16 @@ def units(work: Path) -> list[Path]:
     cache = Path(work) / "data" / "cache"
     if not cache.is_dir():
         return []
-    found = []
-    for marker in sorted(cache.rglob("*.json")):
+    found = set()
+    for marker in cache.rglob("*.json"):
         folder = marker.parent
-        rel = folder.relative_to(cache)
-        if not rel.parts or rel.parts[0] in SKIPPED or any(p.endswith(".tmp") for p in rel.parts):
+        rel = folder.relative_to(cache).parts
+        if not rel or rel[0] in SKIPPED or any(p.endswith(".tmp") for p in rel):
             continue
-        kept = marker.name in _UNIT_MARKERS
-        leaf = marker.name == "facts.json" and not any(p.is_dir() for p in folder.iterdir())
-        inside_finished = any((a / "facts.json").exists() for a in folder.parents if cache in a.parents)
-        if (kept or leaf) and not inside_finished and folder not in found:
-            found.append(folder)
+        if len(rel) > 2 and (cache / rel[0] / rel[1] / "facts.json").exists():
+            continue   # inside a finished cache, which is the unit
+        if marker.name in _UNIT_MARKERS or (marker.name == "facts.json" and len(rel) == 2):
+            found.add(folder)
     return sorted(found)
 
 
@@ -65,6 +65,9 @@ def save(work: Path, page_dir: Path) -> dict:
     found = units(work)
     for folder in found:
         path = out / _archive_name(work, folder)
+        if len(folder.relative_to(Path(work) / "data" / "cache").parts) == 2:   # a finished cache holds its units
+            for part in out.glob(path.name.removesuffix(".tar.gz") + ".units~*.tar.gz"):
+                part.unlink()
         if path.exists():
             continue
         out.mkdir(parents=True, exist_ok=True)
