@@ -255,6 +255,30 @@ def test_published_values_are_checked_against_the_measured_interval(tmp_path):
     assert checks["state"]["inside"] is False and checks["state"]["published"] == 0.8
 
 
+def test_a_paper_that_reports_its_best_run_gets_the_best_seed_beside_it(tmp_path):
+    """The paper's own protocol (best of N runs on test) is shown apart, labelled, and no condition
+    reads it: the pooled interval stays the measured value."""
+    from planarena.claims.run import published_check, render_page
+    from planarena.claims.verdict import Measurements
+
+    text = CLAIM.replace("published: {{delta: 0.9, state: 0.4}}",
+                         "published_split: extrapolation\npublished_protocol: best of 5 runs on test (Section 7)\n"
+                         "published: {{bw: {{delta: 90}}}}")
+    claim = load_claim(_write(tmp_path, text))
+    records = _records(delta_x=3, state_x=1)
+    for i in range(10):   # a second seed of delta that solves 8 of 10
+        records.append(rec("delta", "bw", "extrapolation", f"x{i}", 14, "solved" if i < 8 else "unsolved"))
+    checks = published_check(claim, Measurements(records, _index(records)))
+    assert checks[0]["best_seed"] == 0.8 and checks[0]["measured"] == pytest.approx(0.55)
+    page = render_page(claim, evaluate(claim, records, _index(records)), {}, "abc", checks)
+    assert "| best seed |" in page and "| 0.80 |" in page
+    assert "the paper's own protocol (best of 5 runs on test (Section 7))" in page and "no condition reads it" in page
+    plain = load_claim(_write(tmp_path, CLAIM.replace("published: {{delta: 0.9, state: 0.4}}",
+                                                      "published_split: extrapolation\npublished: {{bw: {{delta: 90}}}}")))
+    assert "best seed" not in render_page(plain, evaluate(plain, records, _index(records)), {}, "abc",
+                                          published_check(plain, Measurements(records, _index(records))))
+
+
 def test_a_claim_overlay_wins_over_the_active_profile(tmp_path):
     import yaml
 

@@ -14,7 +14,9 @@ A claim file holds, written before the run:
 * ``published``: the paper's values, labelled (shown beside the measured ones, never mixed in); with
   ``published_split`` and the shape ``{domain: {method: percent}}`` (coverage), or with
   ``published_metric: hit@k`` and the shape ``{protocol: {method: percent}}``, the page says whether
-  each lies inside the measured 95 % interval;
+  each lies inside the measured 95 % interval; ``published_protocol`` (text, e.g. "best of 5 runs
+  on the test split") names a paper that reports its best run: the page then adds each method's best
+  seed on that split beside it, labelled as the paper's protocol and read by no condition;
 * ``gate``, ``confirm``, ``refute``: conditions (:class:`Condition`), evaluated from records only by
   :mod:`planarena.claims.verdict`.
 
