@@ -106,8 +106,14 @@ def describe(page_dir: Path) -> str | None:
     if not archives:
         return None
     size = sum(a.stat().st_size for a in archives)
-    return (f"A partial run is committed beside this page (`{PARTIAL}/`: {len(archives)} finished training units, "
-            f"{size / 1e6:.1f} MB); `planarena claims run` resumes from it on any machine.")
+    units = 0
+    for archive in archives:   # a finished stage cache holds several (domain, seed) units
+        with tarfile.open(archive, mode="r:gz") as tar:
+            seeds = {n.rsplit("/seed", 1)[0] + "/seed" + n.rsplit("/seed", 1)[1].split("/")[0]
+                     for n in tar.getnames() if "/seed" in n}
+        units += len(seeds) or 1
+    return (f"A partial run is committed beside this page (`{PARTIAL}/`: {units} finished training units in "
+            f"{len(archives)} archives, {size / 1e6:.1f} MB); `planarena claims run` resumes from it on any machine.")
 
 
 def discard(page_dir: Path) -> None:
