@@ -76,11 +76,12 @@ def traits(default_params):
 
 
 def _learned(params: dict, traits: dict) -> dict[str, tuple[str, dict]]:
-    """name -> (family, config) of every configured learned row (a model, not a classical planner)."""
+    """name -> (family, config) of every configured learned row of a paper family (a model, not a
+    classical planner, not an outside planner: those run under the IPC contract's own limits)."""
     out = {}
     for name in params["methods"]:
         cls, config = resolve(name, params)
-        if traits[name].role == "model" and cls.family != "classical":
+        if traits[name].role == "model" and cls.family not in ("classical", "outside-planner"):
             out[name] = (cls.family, config)
     return out
 
