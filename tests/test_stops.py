@@ -33,6 +33,12 @@ def test_stop_of_reads_the_outcome_and_the_reason(outcome, reason, stop):
     assert stop is None or stop in STOPS
 
 
+def test_a_decoders_failure_code_wins_over_the_reason_text():
+    assert stop_of("unsolved", "600-token cap reached", {"failure": "token_cap"}) == "budget"
+    assert stop_of("unsolved", "whatever the text says", {"failure": "eos_before_goal"}) == "early stop"
+    assert stop_of("unsolved", "dead end: x", {"failure": "unknown_code"}) == "dead end"
+
+
 def test_an_explicit_stop_wins_over_the_reason():
     assert stop_of("unsolved", "dead end: x", {"stop": "budget"}) == "budget"
     assert stop_of("unsolved", "dead end: x", {"stop": "no such stop"}) == "dead end"

@@ -20,6 +20,7 @@ per text). When the claim's verdict is written (a finished run), :func:`discard`
 
 from __future__ import annotations
 
+import re
 import shutil
 import tarfile
 from pathlib import Path
@@ -31,6 +32,8 @@ PARTIAL = "partial"
 #: Folders of ``data/cache`` left out (regenerable and large).
 SKIPPED = ("text",)
 _UNIT_MARKERS = ("unit.json",)
+#: the ``<domain>/seed<N>`` part of a unit's file path
+_SEED = re.compile(r"[^/]+/seed\d+(?=/)")
 
 
 def units(work: Path) -> list[Path]:
@@ -109,8 +112,7 @@ def describe(page_dir: Path) -> str | None:
     units = 0
     for archive in archives:   # a finished stage cache holds several (domain, seed) units
         with tarfile.open(archive, mode="r:gz") as tar:
-            seeds = {n.rsplit("/seed", 1)[0] + "/seed" + n.rsplit("/seed", 1)[1].split("/")[0]
-                     for n in tar.getnames() if "/seed" in n}
+            seeds = {m.group(0) for m in map(_SEED.search, tar.getnames()) if m}
         units += len(seeds) or 1
     return (f"A partial run is committed beside this page (`{PARTIAL}/`: {units} finished training units in "
             f"{len(archives)} archives, {size / 1e6:.1f} MB); `planarena claims run` resumes from it on any machine.")

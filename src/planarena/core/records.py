@@ -32,7 +32,11 @@ OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "diverged", "not
 STOPS = ("budget", "dead end", "exhausted", "cycle", "early stop", "invalid action", "rejected plan", "error",
          "other")
 
-#: (stop, reason fragments) for unsolved attempts, first match wins (lower-cased reason text)
+#: a decoder's structured failure code (``extra["failure"]``, the transformers' decoding) -> stop
+_STOP_CODES = {"token_cap": "budget", "positions": "budget", "dead_end": "dead end", "cycle": "cycle",
+               "eos_before_goal": "early stop", "malformed": "invalid action", "inapplicable": "invalid action"}
+
+#: (stop, reason fragments) for unsolved attempts without a code, first match wins (lower-cased reason text)
 _STOP_REASONS = (
     ("budget", ("choice limit", "within horizon", "max_expansions", "token cap", "time limit", "time_limit",
                 "learned positions", "step limit", "max_steps", "expansion limit")),
@@ -47,7 +51,8 @@ _STOP_REASONS = (
 def stop_of(outcome: str, failure_reason: str | None = None, extra: dict | None = None) -> str | None:
     """Why an attempt stopped without a plan (one of :data:`STOPS`), or None for ``solved`` and
     ``not_applicable``. An explicit ``extra["stop"]`` wins; ``timeout`` and ``memout`` are budget
-    stops; ``error`` and ``diverged`` are errors; an ``unsolved`` attempt is read from its reason."""
+    stops; ``error`` and ``diverged`` are errors; an ``unsolved`` attempt is read from its decoder's
+    failure code (``extra["failure"]``) when it has one, else from its reason text."""
     if outcome in ("solved", "not_applicable"):
         return None
     if extra and extra.get("stop") in STOPS:
@@ -56,6 +61,8 @@ def stop_of(outcome: str, failure_reason: str | None = None, extra: dict | None 
         return "budget"
     if outcome in ("error", "diverged"):
         return "error"
+    if extra and extra.get("failure") in _STOP_CODES:
+        return _STOP_CODES[extra["failure"]]
     reason = (failure_reason or "").lower()
     for stop, fragments in _STOP_REASONS:
         if any(f in reason for f in fragments):

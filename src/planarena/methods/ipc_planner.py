@@ -214,6 +214,11 @@ class IPCPlanner(Method):
                 out.append(f)
         return tuple(out)
 
+    @property
+    def learn_time_limit(self) -> float:
+        """CPU seconds per domain for ``learn`` (or the IPC 2026 form's ``compile``); default 1800."""
+        return float(self.config.get("learn_time_limit", 1800))
+
     def _limits(self) -> tuple[int, float]:
         return int(self.config.get("memory_limit_mb", 8192)), float(self.config.get("kill_grace", 10))
 
@@ -222,7 +227,7 @@ class IPCPlanner(Method):
         ``<model_dir>/<domain>/dk``. A learner that fails or passes its limit is recorded per domain
         (its domain's plan attempts then say so); one that wrote ``DK`` before the limit keeps it."""
         memory, grace = self._limits()
-        limit = float(self.config.get("learn_time_limit", 1800))
+        limit = self.learn_time_limit
         if self.ipc2026:
             return self._compile(Path(model_dir), limit, memory, grace)
         facts: dict = {"domains": {}, "learn_cpu_s": 0.0}   # *_s: times go to the train log, not train.json
@@ -290,7 +295,7 @@ class IPCPlanner(Method):
             dk = model_dir / domain / "dk"
             if not dk.exists():
                 if self.learned.get(domain) == "timeout":   # the learner's budget, not a crash
-                    limit = float(self.config.get("learn_time_limit", 1800))
+                    limit = self.learn_time_limit
                     return Attempt("unsolved", None, f"learn reached its CPU time limit ({limit:g} s) without writing "
                                    f"domain knowledge for {domain}", extra={"stop": "budget"})
                 log = dk.parent / "learn.log"
