@@ -103,3 +103,26 @@ def test_a_foreign_archive_is_refused_with_its_name(tmp_path):
         tar.add(f, arcname="src/planarena/cli.py")
     with pytest.raises(ValueError, match="unexpected member 'src/planarena/cli.py'"):
         partial.restore(tmp_path / "ws", page)
+
+
+def test_a_measurement_claims_rows_are_saved_and_restored_without_duplicates(tmp_path):
+    work, page, fresh = tmp_path / "ws", tmp_path / "page", tmp_path / "fresh"
+    work.mkdir()
+    row = lambda seed, side: {"domain": "gripper", "split": "validation", "problem": f"seed{seed}",  # noqa: E731
+                              "side": side, "completed": True, "values": {"val_loss": 1.0 / seed}}
+    rows = [row(13, "cl"), row(13, "nocl")]
+    (work / "measurements.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = partial.save(work, page)
+    assert (out["units"], out["new"]) == (2, 2)                   # a row is a unit; no archive written
+    assert "2 measurement rows" in partial.describe(page)
+    with open(work / "measurements.jsonl", "a") as f:             # a third row is measured
+        f.write(json.dumps(row(14, "cl")) + "\n")
+    assert partial.save(work, page)["units"] == 3
+    saved = [json.loads(line) for line in (page / partial.PARTIAL / "measurements.jsonl").read_text().splitlines()]
+    assert saved == rows + [row(14, "cl")]
+    fresh.mkdir()
+    (fresh / "measurements.jsonl").write_text(json.dumps(row(13, "cl")) + "\n")   # already measured here
+    assert partial.restore(fresh, page) == 2
+    back = [json.loads(line) for line in (fresh / "measurements.jsonl").read_text().splitlines()]
+    assert sorted((r["problem"], r["side"]) for r in back) == [("seed13", "cl"), ("seed13", "nocl"), ("seed14", "cl")]
+    assert partial.restore(fresh, page) == 0                       # a second restore adds nothing

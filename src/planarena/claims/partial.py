@@ -15,17 +15,21 @@ stage's cache is saved, the archives of the units it was made of leave the folde
 key of everything its training reads (code, params, problems, trajectories): a unit restored on a
 machine whose inputs differ has another key and is simply not used, so a restore never changes a
 result, only saves its time. Sentence embeddings (``data/cache/text``) are not packed (large; cached
-per text). When the claim's verdict is written (a finished run), :func:`discard` removes the folder.
+per text). A measurement claim (:mod:`planarena.claims.measure`) has no training stages: its unit is
+a row of ``measurements.jsonl``, and the rows measured so far are saved as that file beside the
+archives. When the claim's verdict is written (a finished run), :func:`discard` removes the folder.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tarfile
 from pathlib import Path
 
-from planarena.core.io import write_tar_gz
+from planarena.claims.measure import ROWS
+from planarena.core.io import atomic_write_text, read_jsonl, write_tar_gz
 
 #: The folder of unit archives in ``reports/claims/<id>/``.
 PARTIAL = "partial"
@@ -54,6 +58,25 @@ def units(work: Path) -> list[Path]:
     return sorted(found)
 
 
+def _row_key(row: dict) -> tuple:
+    return row["domain"], row["split"], row["problem"], row["side"]
+
+
+def _save_rows(work: Path, out: Path) -> tuple[int, int]:
+    """Copy the workspace's measurement rows to ``out/measurements.jsonl`` (rows already saved are
+    kept, new ones appended). Returns (rows saved, rows new)."""
+    source = Path(work) / ROWS
+    if not source.exists():
+        return 0, 0
+    saved = read_jsonl(out / ROWS) if (out / ROWS).exists() else []
+    keys = {_row_key(r) for r in saved}
+    new = [r for r in read_jsonl(source) if _row_key(r) not in keys]
+    if new:
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / ROWS, "".join(json.dumps(r) + "\n" for r in saved + new))
+    return len(saved) + len(new), len(new)
+
+
 def _archive_name(work: Path, folder: Path) -> str:
     return "~".join(folder.relative_to(Path(work) / "data" / "cache").parts) + ".tar.gz"
 
@@ -62,9 +85,13 @@ def save(work: Path, page_dir: Path) -> dict:
     """Pack each finished unit of the workspace ``work`` not yet saved into
     ``page_dir/partial/<unit path with ~>.tar.gz``.
 
+    A measurement claim's rows (``work/measurements.jsonl``) are saved as ``page_dir/partial/
+    measurements.jsonl``, a row a unit.
+
     Returns ``{"units": all saved units, "new": written now, "bytes": their size, "path": folder}``."""
     out = Path(page_dir) / PARTIAL
-    new, size = 0, 0
+    rows, new = _save_rows(work, out)
+    size = (out / ROWS).stat().st_size if new else 0
     found = units(work)
     for folder in found:
         path = out / _archive_name(work, folder)
@@ -77,18 +104,29 @@ def save(work: Path, page_dir: Path) -> dict:
         files = sorted(f for f in folder.rglob("*") if f.is_file())
         size += write_tar_gz(path, [(str(f.relative_to(work)), f.read_bytes()) for f in files])
         new += 1
-    return {"units": len(found), "new": new, "bytes": size, "path": str(out)}
+    return {"units": len(found) + rows, "new": new, "bytes": size, "path": str(out)}
 
 
 def restore(work: Path, page_dir: Path) -> int:
     """Unpack every unit archive of ``page_dir/partial/`` into the workspace ``work`` where the file
-    is missing there (a file the workspace already has is kept). Returns the number of files
-    restored (0 without archives).
+    is missing there (a file the workspace already has is kept), and append the saved measurement
+    rows the workspace's ``measurements.jsonl`` lacks. Returns the number of files and rows
+    restored (0 without a partial run).
 
     Raises:
         ValueError: an archive is not one :func:`save` wrote (names the file).
     """
     restored = 0
+    saved = Path(page_dir) / PARTIAL / ROWS
+    if saved.exists():
+        target = Path(work) / ROWS
+        have = {_row_key(r) for r in read_jsonl(target)} if target.exists() else set()
+        missing = [r for r in read_jsonl(saved) if _row_key(r) not in have]
+        if missing:
+            Path(work).mkdir(parents=True, exist_ok=True)
+            with open(target, "a") as out:
+                out.writelines(json.dumps(r) + "\n" for r in missing)
+            restored += len(missing)
     for path in sorted((Path(page_dir) / PARTIAL).glob("*.tar.gz")):
         try:
             with tarfile.open(path, mode="r:gz") as tar:
@@ -106,6 +144,11 @@ def restore(work: Path, page_dir: Path) -> int:
 def describe(page_dir: Path) -> str | None:
     """One sentence for a claim's page about its committed partial run, or None without one."""
     archives = sorted((Path(page_dir) / PARTIAL).glob("*.tar.gz"))
+    saved = Path(page_dir) / PARTIAL / ROWS
+    if saved.exists():
+        n = len(read_jsonl(saved))
+        return (f"A partial run is committed beside this page (`{PARTIAL}/{ROWS}`: {n} measurement rows); "
+                "`planarena claims run` resumes from it on any machine.")
     if not archives:
         return None
     size = sum(a.stat().st_size for a in archives)

@@ -175,6 +175,9 @@ def run(claim: Claim, work: Path, echo=print) -> float:
         work.mkdir(parents=True, exist_ok=True)
         atomic_write_text(work / "params.yaml", yaml.safe_dump(params, sort_keys=False, width=120))
         (work / FINISHED).unlink(missing_ok=True)
+        restored = partial.restore(work, PAGES / claim.id)   # rows measured on another machine
+        if restored:
+            echo(f"[{claim.id}] restored {restored} measurement rows from {PAGES / claim.id / partial.PARTIAL}/")
         measure.run(claim, work, params, echo)
         _add_cost(work, time.perf_counter() - start, head)
         _mark_finished(work, head)
