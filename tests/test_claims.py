@@ -439,8 +439,8 @@ def test_a_run_records_the_commit_its_workspace_copied_not_the_one_at_its_end(tm
     from planarena.claims import run as claims_run
 
     heads = iter(["aaaaaaa", "bbbbbbb"])
-    monkeypatch.setattr(claims_run, "_git_head", lambda: next(heads))
-    monkeypatch.setattr(claims_run, "prepare", lambda claim, work: work)
+    monkeypatch.setattr(claims_run, "git_head", lambda: next(heads))
+    monkeypatch.setattr(claims_run, "prepare", lambda claim, work, **kw: claims_run.git_head())
 
     class Done:
         stdout = iter(["Running stage 'x':\n"])
@@ -458,14 +458,14 @@ def test_a_run_records_the_commit_its_workspace_copied_not_the_one_at_its_end(tm
 def test_the_recorded_commit_is_marked_dirty_when_the_copied_code_is_not_committed(monkeypatch):
     import subprocess
 
-    from planarena.claims import run as claims_run
+    from planarena.claims import workspace
 
     def fake(cmd, **kw):
         out = "abc1234\n" if "rev-parse" in cmd else " M src/planarena/cli.py\n"
         return subprocess.CompletedProcess(cmd, 0, stdout=out, stderr="")
 
-    monkeypatch.setattr(claims_run.subprocess, "run", fake)
-    assert claims_run._git_head() == "abc1234-dirty"
+    monkeypatch.setattr(workspace.subprocess, "run", fake)
+    assert workspace.git_head() == "abc1234-dirty"
 
 
 SCHEMA_CLAIM = """

@@ -600,15 +600,22 @@ def claims_run(
     jobs: Optional[int] = typer.Option(None, help="with --all: claims run at once on this machine (default: the "
                                                   "params' `jobs`; `executor` in params.yaml sends them to a "
                                                   "scheduler or Slurm instead)"),
+    fresh_code: bool = typer.Option(False, "--fresh-code", help="a resumed run copies the working tree's code "
+                                                               "again instead of keeping the code it began with "
+                                                               "(finished units whose key changes train again)"),
 ) -> None:
-    """Check the claim's power, run its experiment in its own DVC workspace (resumable), then write
-    its verdict page and the records it reads under reports/claims/<id>/. With --all, every
+    """Check the claim's power, run its experiment in its own DVC workspace (resumable, with the
+    code the run began with), then write its verdict page and the records it reads under
+    reports/claims/<id>/. With --all, every
     registered claim, resumable as one command: each claim is a unit of the executor
     (docs/scaling.md), so a local cluster, a Dask scheduler or Slurm runs several at once."""
     from planarena.claims import run as claim_run
 
     if all_claims == (claim_id is not None):
         typer.echo("error: name one claim id, or --all", err=True)
+        raise typer.Exit(2)
+    if all_claims and fresh_code:
+        typer.echo("error: --fresh-code applies to one claim (name its id)", err=True)
         raise typer.Exit(2)
     if all_claims:
         _run_all(folder, force, draws, jobs)
@@ -623,8 +630,8 @@ def claims_run(
             raise typer.Exit(2)
     typer.echo(f"claim {c.id}: workspace {ws} (expected ~{c.cost.get('cpu_minutes', '?')} CPU min); log {ws / 'run.log'}")
     try:
-        claim_run.run(c, ws, echo=typer.echo)
-    except RuntimeError as exc:
+        claim_run.run(c, ws, echo=typer.echo, fresh_code=fresh_code)
+    except (RuntimeError, ConfigError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     v = claim_run.write_page(c, ws, Path("reports/claims"), power=rep, forced=not rep.passes)

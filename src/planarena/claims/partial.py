@@ -17,7 +17,9 @@ machine whose inputs differ has another key and is simply not used, so a restore
 result, only saves its time. Sentence embeddings (``data/cache/text``) are not packed (large; cached
 per text). A measurement claim (:mod:`planarena.claims.measure`) has no training stages: its unit is
 a row of ``measurements.jsonl``, and the rows measured so far are saved as that file beside the
-archives. When the claim's verdict is written (a finished run), :func:`discard` removes the folder.
+archives. The workspace's ``code.json`` (the commit whose code the run uses,
+:mod:`planarena.claims.workspace`) is saved too, so the other machine runs the same code and the
+units' keys match. When the claim's verdict is written (a finished run), :func:`discard` removes the folder.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import tarfile
 from pathlib import Path
 
 from planarena.claims.measure import ROWS
+from planarena.claims.workspace import CODE
 from planarena.core.io import atomic_write_text, read_jsonl, write_tar_gz
 
 #: The folder of unit archives in ``reports/claims/<id>/``.
@@ -77,6 +80,14 @@ def _save_rows(work: Path, out: Path) -> tuple[int, int]:
     return len(saved) + len(new), len(new)
 
 
+def commit(page_dir: Path) -> str | None:
+    """The commit of the code a committed partial run used (``partial/code.json``), or None."""
+    try:
+        return json.loads((Path(page_dir) / PARTIAL / CODE).read_text())["commit"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _archive_name(work: Path, folder: Path) -> str:
     return "~".join(folder.relative_to(Path(work) / "data" / "cache").parts) + ".tar.gz"
 
@@ -92,6 +103,10 @@ def save(work: Path, page_dir: Path) -> dict:
     out = Path(page_dir) / PARTIAL
     rows, new = _save_rows(work, out)
     size = (out / ROWS).stat().st_size if new else 0
+    code = Path(work) / CODE
+    if code.exists() and (rows or units(work)):
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / CODE, code.read_text())
     found = units(work)
     for folder in found:
         path = out / _archive_name(work, folder)
@@ -157,8 +172,10 @@ def describe(page_dir: Path) -> str | None:
         with tarfile.open(archive, mode="r:gz") as tar:
             seeds = {m.group(0) for m in map(_SEED.search, tar.getnames()) if m}
         units += len(seeds) or 1
+    code = commit(page_dir)
     return (f"A partial run is committed beside this page (`{PARTIAL}/`: {units} finished training units in "
-            f"{len(archives)} archives, {size / 1e6:.1f} MB); `planarena claims run` resumes from it on any machine.")
+            f"{len(archives)} archives, {size / 1e6:.1f} MB{f', trained with the code of commit {code}' if code else ''}); "
+            "`planarena claims run` resumes from it on any machine.")
 
 
 def discard(page_dir: Path) -> None:
@@ -166,4 +183,4 @@ def discard(page_dir: Path) -> None:
     shutil.rmtree(Path(page_dir) / PARTIAL, ignore_errors=True)
 
 
-__all__ = ["PARTIAL", "describe", "discard", "restore", "save", "units"]
+__all__ = ["PARTIAL", "commit", "describe", "discard", "restore", "save", "units"]

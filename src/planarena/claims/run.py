@@ -1,9 +1,7 @@
 """Running a claim: its own DVC workspace, then its verdict page under ``reports/claims/<id>/``.
 
-:func:`prepare` makes (or refreshes) the workspace: a copy of the pipeline (``dvc.yaml``,
-``stages/``, ``src/``, ``.dvcignore``) with a ``params.yaml`` that is the project's params with the
-claim's overlay deep-merged in, only the claim's methods configured, and the claim's suite, domains
-and seeds. :func:`run` runs ``dvc repro`` there (resumable: DVC skips finished stages and the
+:func:`planarena.claims.workspace.prepare` makes (or resumes) the workspace, its code pinned for
+the whole run. :func:`run` runs ``dvc repro`` there (resumable: DVC skips finished stages and the
 evaluate stage keeps the records it has), streaming DVC's output to a log, then :func:`write_page`
 computes the verdict from the workspace's records and writes ``verdict.json``, ``claim.md``, the
 workspace's ``params.yaml`` and its report.
@@ -16,7 +14,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,148 +23,37 @@ from planarena.claims import partial
 from planarena.claims.spec import Claim
 from planarena import stats
 from planarena.claims.verdict import HitMeasurements, Measurements, Verdict, evaluate, schema_runs
-from planarena.config import ConfigError, Layout, deep_merge
+from planarena.claims.workspace import (  # noqa: F401  (REPO, claim_params: this module's API too)
+    DEFAULT_WORK,
+    PAGES,
+    REPO,
+    claim_params,
+    env,
+    external_paths,
+    git_head,
+    prepare,
+)
+from planarena.config import ConfigError, Layout
 from planarena.core.io import atomic_write_text, read_jsonl
 from planarena.core.problemset import ProblemSet
 from planarena.core.records import iter_records
 from planarena.report.records import instance_index
 
-REPO = Path(__file__).resolve().parents[3]
-#: What the workspace copies from the repository.
-PIPELINE = ("dvc.yaml", "stages", "src", ".dvcignore")
-#: Where the claims' pages live (``reports/claims/<id>/``), a partial run's archive among them.
-PAGES = REPO / "reports" / "claims"
-#: Where workspaces live unless ``--work`` says otherwise (kept between sessions: a rerun resumes).
-DEFAULT_WORK = Path(os.environ.get("PLANARENA_CLAIMS_WORK", Path.home() / ".cache" / "planarena" / "claims"))
 
+def run(claim: Claim, work: Path, echo=print, fresh_code: bool = False) -> float:
+    """Prepare the workspace (its code pinned to the commit its run began with, unless
+    ``fresh_code``) and run ``dvc repro`` in it; DVC's output goes to ``work/run.log`` and, a stage
+    a line, to ``echo``. Returns the wall seconds of this call (the cost; a resumed run adds up in
+    ``work/cost.json``).
 
-def claim_params(claim: Claim, params_text: str, check_methods: bool = True) -> dict:
-    """The workspace's params: the project's raw params (``params_text``, profiles included) with
-    ``experiment.params`` deep-merged in, then ``methods`` cut to the claim's methods,
-    ``suite`` / ``suites.<suite>.domains`` / ``suites.<suite>.path`` and ``evaluation.seeds`` from the
-    experiment (when given).
-
-    A measurement claim (``check_methods=False``) keeps the methods as they are: its "methods" are
-    the sides its measurement compares, not configured methods.
-
-    Raises:
-        ConfigError: a method of the claim is not configured in the params, or its overlay sets a
-            key no code declares (names the claim file and the key).
-    """
-    from planarena.methods.keys import unknown_in
-    from planarena.paramkeys import describe
-
-    raw = yaml.safe_load(params_text)
-    exp = claim.experiment
-    overlay = copy.deepcopy(exp.get("params") or {})
-    found = unknown_in(overlay) if isinstance(overlay, dict) else []
-    if found:
-        raise ConfigError(f"{claim.source}: experiment.params: {describe(found)}")
-    merged = deep_merge(raw, overlay)
-    profile = merged.get("profile", "default")
-    if profile != "default" and profile in (merged.get("profiles") or {}):
-        # the active profile is applied over the top level when the stages load params: the claim's
-        # values go into the profile too, so that they win (and the override check has nothing to say)
-        keep = {k: v for k, v in overlay.items() if k not in ("profile", "profiles")}
-        merged["profiles"][profile] = deep_merge(merged["profiles"][profile] or {}, keep)
-    methods = merged.get("methods") or {}
-    missing = [m for m in claim.methods if m not in methods]
-    if missing and check_methods:
-        raise ConfigError(f"{claim.source}: experiment.methods {', '.join(missing)} not configured under "
-                          "methods: in params.yaml (nor in experiment.params.methods)")
-    if check_methods:   # the claim's rows run whatever the profile turns off
-        merged["methods"] = {m: ({**methods[m], "run": True} if (methods[m] or {}).get("run") is False else methods[m])
-                             for m in claim.methods}
-        merged["methods"] = _with_twin_blocks(merged)
-    if exp.get("suite"):
-        merged["suite"] = exp["suite"]
-        suite = merged.setdefault("suites", {}).setdefault(exp["suite"], {})
-        if exp.get("domains"):
-            have = suite.get("domains")
-            if isinstance(have, dict):   # the generated suite: a block per domain, kept for the named ones
-                missing = [d for d in exp["domains"] if d not in have]
-                if missing:
-                    raise ConfigError(f"{claim.source}: experiment.domains {', '.join(missing)} not configured "
-                                      f"under suites.{exp['suite']}.domains")
-                suite["domains"] = {d: have[d] for d in exp["domains"]}
-            else:
-                suite["domains"] = list(exp["domains"])
-        if exp.get("path"):
-            suite["path"] = str(Path(exp["path"]).expanduser().resolve())
-    for holder, key in _external_paths(merged):
-        if not Path(holder[key]).expanduser().is_absolute():
-            holder[key] = str((REPO / holder[key]).resolve())  # the workspace is elsewhere
-    if exp.get("seeds"):
-        merged.setdefault("evaluation", {})["seeds"] = list(exp["seeds"])
-    if exp.get("splits"):
-        merged.setdefault("evaluation", {})["splits"] = list(exp["splits"])
-    merged["report"] = {"paper_runs": [], "description": f"claim `{claim.id}` ({claim.paper}, {claim.where})"}
-    return merged
-
-
-def _with_twin_blocks(params: dict) -> dict:
-    """The claim's ``methods`` with a compact block ``<twin>: {twin_of: <row>[, untrained: v]}`` for
-    every untrained twin of its learned rows (:func:`planarena.methods.with_twins`): the workspace's
-    DVC stages are a ``foreach`` over the file's ``methods``, so each twin must be named there to
-    run, and a learned row is read against its twin."""
-    from planarena.methods import with_twins
-
-    blocks = dict(params.get("methods") or {})
-    resolved = with_twins({**params, "methods": blocks}).get("methods") or {}
-    out = {}
-    for name, block in resolved.items():
-        if name in blocks:
-            out[name] = blocks[name]
-        elif (block or {}).get("twin_of"):
-            compact = {"twin_of": block["twin_of"]}
-            if block.get("untrained") is not True:
-                compact["untrained"] = block["untrained"]
-            out[name] = compact
-    return out
-
-
-def prepare(claim: Claim, work: Path) -> Path:
-    """Create or refresh the workspace ``work`` (a git + DVC repository): the pipeline copied anew,
-    ``params.yaml`` from :func:`claim_params`. Data already computed there is kept."""
-    work.mkdir(parents=True, exist_ok=True)
-    for item in PIPELINE:
-        src, dst = REPO / item, work / item
-        if dst.is_dir():
-            shutil.rmtree(dst)
-        (shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-         if src.is_dir() else shutil.copy(src, dst))
-    params = claim_params(claim, (REPO / "params.yaml").read_text())
-    atomic_write_text(work / "params.yaml", yaml.safe_dump(params, sort_keys=False, width=120))
-    (work / ".gitignore").write_text("/data/\n__pycache__/\n/run.log\n")
-    (work / "reports" / "claims").mkdir(parents=True, exist_ok=True)  # a dependency of the report stage
-    env = _env(work)
-    if not (work / ".git").is_dir():
-        subprocess.run(["git", "init", "-q"], cwd=work, env=env, check=True)
-    if not (work / ".dvc").is_dir():
-        subprocess.run(["dvc", "init", "-q"], cwd=work, env=env, check=True)
-        subprocess.run(["dvc", "config", "core.analytics", "false"], cwd=work, env=env, check=True)
-    return work
-
-
-def _env(work: Path) -> dict:
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env["PYTHONPATH"] = str(work / "src")  # the workspace's copy, which its stages fingerprint
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    env.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return env
-
-
-def run(claim: Claim, work: Path, echo=print) -> float:
-    """Prepare the workspace and run ``dvc repro`` in it; DVC's output goes to ``work/run.log`` and,
-    a stage a line, to ``echo``. Returns the wall seconds of this call (the cost; a resumed run
-    adds up in ``work/cost.json``).
+    A measurement claim measures in this process with the working tree's code (no DVC stages).
 
     Raises:
         RuntimeError: ``dvc repro`` failed (the message names the log).
+        ConfigError: the claim does not fit the params (names the claim file).
     """
-    head = _git_head()  # the code copied into the workspace now, whatever is committed meanwhile
     if claim.is_measure:
+        head = git_head()
         from planarena.claims import measure
 
         start = time.perf_counter()
@@ -182,7 +68,7 @@ def run(claim: Claim, work: Path, echo=print) -> float:
         _add_cost(work, time.perf_counter() - start, head)
         _mark_finished(work, head)
         return time.perf_counter() - start
-    prepare(claim, work)
+    head = prepare(claim, work, fresh_code=fresh_code, carried=partial.commit(PAGES / claim.id), echo=echo)
     (work / FINISHED).unlink(missing_ok=True)
     restored = partial.restore(work, PAGES / claim.id)   # a run begun on another machine resumes here
     if restored:
@@ -190,7 +76,7 @@ def run(claim: Claim, work: Path, echo=print) -> float:
     start = time.perf_counter()
     log = work / "run.log"
     with open(log, "a") as out:
-        proc = subprocess.Popen(["dvc", "repro"], cwd=work, env=_env(work), stdout=subprocess.PIPE,
+        proc = subprocess.Popen(["dvc", "repro"], cwd=work, env=env(work), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
         for line in proc.stdout:
             out.write(line)
@@ -262,45 +148,16 @@ def verdict_of(claim: Claim, work: Path, seed: int = 0) -> Verdict:
     return evaluate(claim, records, index, seed)
 
 
-def _external_paths(params: dict) -> list[tuple[dict, str]]:
-    """``(holder, key)`` of every param naming a folder outside the pipeline: ``suites.<name>.path``
-    and ``acp.acpbench.path`` (at the top level and in each profile)."""
-    out = []
-    for scope in [params, *((params.get("profiles") or {}).values())]:
-        if not isinstance(scope, dict):
-            continue
-        for suite in (scope.get("suites") or {}).values():
-            if isinstance(suite, dict) and isinstance(suite.get("path"), str):
-                out.append((suite, "path"))
-        bench = (scope.get("acp") or {}).get("acpbench") if isinstance(scope.get("acp"), dict) else None
-        if isinstance(bench, dict) and isinstance(bench.get("path"), str):
-            out.append((bench, "path"))
-    return out
-
-
 def portable_params(params: dict) -> dict:
-    """``params`` as committed beside a verdict: each external folder (:func:`_external_paths`) that
+    """``params`` as committed beside a verdict: each external folder (:func:`external_paths`) that
     the workspace made absolute is written relative to the repository again when it lies beside it
     (no path of this machine in a tracked file); other absolute paths are kept."""
     out = copy.deepcopy(params)
-    for holder, key in _external_paths(out):
+    for holder, key in external_paths(out):
         path = holder[key]
         if Path(path).is_absolute() and Path(path).is_relative_to(REPO.parent):
             holder[key] = os.path.relpath(path, REPO)
     return out
-
-
-def _git_head() -> str:
-    """The short commit of the repository's HEAD, with ``-dirty`` when a file the workspace copies
-    (:data:`PIPELINE`) differs from it: the code a run uses is then not that commit's."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", *PIPELINE], cwd=REPO, capture_output=True,
-                               text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{head}-dirty" if dirty else head
 
 
 def published_check(claim: Claim, data: Measurements, seed: int = 0, hits: HitMeasurements | None = None) -> list[dict]:
@@ -634,7 +491,7 @@ def write_page(claim: Claim, work: Path, out_root: Path, power=None, forced: boo
     seed = int(params.get("seed", 0) or 0)
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {}
-    commit = cost.get("commit") or _git_head()  # the code the run used (its last resumption)
+    commit = cost.get("commit") or git_head()  # the code the run used (its last resumption)
     out = out_root / claim.id
     out.mkdir(parents=True, exist_ok=True)
     rows, records, index = [], [], {}
