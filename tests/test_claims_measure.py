@@ -91,13 +91,17 @@ def test_measurement_claim_runs_resumes_and_writes_its_page(tmp_path, monkeypatc
     claim = _claim(tmp_path)
     work = tmp_path / "work"
     CALLS.clear()
+    monkeypatch.setattr(claim_run, "git_head", lambda: "aaaaaaa")
     claim_run.run(claim, work, echo=lambda line: None)
     first = (work / measure.ROWS).read_text().splitlines()
     assert len(first) == 24 and CALLS == [0]
+    assert {json.loads(line)["code"] for line in first} == {"aaaaaaa"}   # each row names its code
+    monkeypatch.setattr(claim_run, "git_head", lambda: "bbbbbbb")
     claim_run.run(claim, work, echo=lambda line: None)   # resumes: nothing measured twice
     assert (work / measure.ROWS).read_text().splitlines() == first and CALLS == [0, 24]
     v = claim_run.write_page(claim, work, tmp_path / "reports")
     out = tmp_path / "reports" / claim.id
+    assert "code at `aaaaaaa`" in (out / "claim.md").read_text()   # the rows' code, not the last resumption's
     assert v.verdict == "confirmed"
     page = (out / "claim.md").read_text()
     assert "**confirmed**" in page and "## Per problem" in page and "| d | test | p11 | 60 | limit | 120 |" in page

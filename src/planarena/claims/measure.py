@@ -75,9 +75,11 @@ def measure_function(claim: Claim):
         raise ValueError(f"{claim.source}: experiment.measure {spec!r} cannot be loaded ({exc})") from None
 
 
-def run(claim: Claim, work: Path, params: dict, echo=print) -> list[dict]:
+def run(claim: Claim, work: Path, params: dict, echo=print, code: str | None = None) -> list[dict]:
     """Measure into ``work/measurements.jsonl`` (appending; rows already there are not measured
-    again) and return every row."""
+    again) and return every row. Each new row records ``code``, the commit of the code that
+    measured it (a measurement runs in this process, so a run resumed after a commit mixes code
+    versions, and its page names each)."""
     work.mkdir(parents=True, exist_ok=True)
     path = work / ROWS
     rows = read_jsonl(path) if path.exists() else []
@@ -85,6 +87,8 @@ def run(claim: Claim, work: Path, params: dict, echo=print) -> list[dict]:
     fn = measure_function(claim)
     with open(path, "a") as out:
         for row in fn(params, list(claim.methods), dict(claim.experiment.get("args") or {}), done):
+            if code:
+                row = {**row, "code": code}
             out.write(json.dumps(row) + "\n")
             out.flush()
             rows.append(row)

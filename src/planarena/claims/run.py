@@ -64,7 +64,7 @@ def run(claim: Claim, work: Path, echo=print, fresh_code: bool = False) -> float
         restored = partial.restore(work, PAGES / claim.id)   # rows measured on another machine
         if restored:
             echo(f"[{claim.id}] restored {restored} measurement rows from {PAGES / claim.id / partial.PARTIAL}/")
-        measure.run(claim, work, params, echo)
+        measure.run(claim, work, params, echo, code=head)
         _add_cost(work, time.perf_counter() - start, head)
         _mark_finished(work, head)
         return time.perf_counter() - start
@@ -497,6 +497,9 @@ def write_page(claim: Claim, work: Path, out_root: Path, power=None, forced: boo
     rows, records, index = [], [], {}
     if claim.is_measure:
         rows = read_jsonl(work / measure.ROWS) if (work / measure.ROWS).exists() else []
+        codes = sorted({r["code"] for r in rows if r.get("code")})
+        if codes:   # each row names the code that measured it: a run resumed across commits says so
+            commit = " and ".join(codes)
         measure.write_rows(rows, out)
         measure.write_curves(claim, rows, out)
     else:
