@@ -448,6 +448,9 @@ def test_a_run_records_the_commit_its_workspace_copied_not_the_one_at_its_end(tm
         def wait(self):
             return 0
 
+        def poll(self):
+            return 0
+
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: Done())
     claim = load_claim(_write(tmp_path, CLAIM))
     claims_run.run(claim, tmp_path, echo=lambda line: None)
@@ -587,3 +590,26 @@ def test_claims_run_all_runs_each_passing_claim_as_an_executor_unit(tmp_path, mo
     assert "claim broken: run failed: dvc repro failed: see run.log" in out.output
     bad = CliRunner().invoke(cli.app, ["claims", "run", "cheap", "--all", "--folder", str(folder)])
     assert bad.exit_code == 2 and "name one claim id, or --all" in bad.output
+
+
+def test_stopping_a_claim_run_stops_its_stages_too():
+    """A claim's ``dvc repro`` runs in its own process group, and stopping the run stops the group:
+    a stage left running (and its workers) held the workspace lock and the core."""
+    import subprocess
+    import time
+
+    from planarena.claims import run as claims_run
+
+    proc = subprocess.Popen(["bash", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    child = int(proc.stdout.readline())
+    claims_run._stop_group(proc, grace_s=5)
+    assert proc.poll() is not None
+    for _ in range(50):   # the grandchild, a stage's worker say, is gone too
+        try:
+            __import__("os").kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the stage's child outlived the stopped run")

@@ -9,11 +9,14 @@ workspace's ``params.yaml`` and its report.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import shutil
+import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -75,20 +78,58 @@ def run(claim: Claim, work: Path, echo=print, fresh_code: bool = False) -> float
         echo(f"[{claim.id}] restored {restored} files of finished training from {PAGES / claim.id / partial.PARTIAL}/")
     start = time.perf_counter()
     log = work / "run.log"
-    with open(log, "a") as out:
+    with open(log, "a") as out, _terminated_as_exit():
+        # its own process group: stopping this run stops DVC's stage and its workers with it (a
+        # stage left running holds the workspace lock and the core)
         proc = subprocess.Popen(["dvc", "repro"], cwd=work, env=env(work), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-        for line in proc.stdout:
-            out.write(line)
-            if line.startswith("Running stage"):
-                echo(f"[{claim.id}] {line.strip()}")
-        rc = proc.wait()
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            for line in proc.stdout:
+                out.write(line)
+                if line.startswith("Running stage"):
+                    echo(f"[{claim.id}] {line.strip()}")
+            rc = proc.wait()
+        finally:
+            _stop_group(proc)
     seconds = time.perf_counter() - start
     _add_cost(work, seconds, head)
     if rc != 0:
         raise RuntimeError(f"claim {claim.id}: dvc repro failed (exit {rc}); see {log}")
     _mark_finished(work, head)
     return seconds
+
+
+@contextlib.contextmanager
+def _terminated_as_exit():
+    """SIGTERM raises SystemExit while the block runs (in the main thread), so that the ``finally``
+    that stops the run's process group runs too; the previous handler is restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_group(proc: subprocess.Popen, grace_s: float = 30.0) -> None:
+    """Stop ``proc``'s process group if ``proc`` still runs: SIGTERM, then SIGKILL after ``grace_s``."""
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=wait)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 #: Written into a claim's workspace when its run finished (``dvc repro`` exited 0): only such a
