@@ -79,8 +79,13 @@ def main() -> None:
              "Solved (validated by the harness) / attempts, per domain and split:", "",
              "| row | kind | " + " | ".join(f"{d} {s}" for d in domains for s in splits) + " | wall s |",
              "|---|---|" + "---|" * (len(domains) * len(splits)) + "---|"]
-    kinds = {"bfgp": "policy (generalized plan)", "bfgp_tasks3": "policy (generalized plan)",
-             "pyperplan_gbfs_hff": "search", "fd_lama": "search", "random_walk": "floor"}
+    from planarena.methods import method_class
+
+    def kind(row: str) -> str:   # the row's own report trait, as `planarena rows` shows it
+        config = {k: v for k, v in params["methods"][row].items() if k != "run"}
+        return method_class(config.get("method", row)).report_traits(config, params).kind
+
+    kinds = {row: kind(row) for row in ROWS}
     for row in ROWS:
         cells = [f"{table[(row, d, s)][0]}/{table[(row, d, s)][1]}" if table[(row, d, s)][1] else "-"
                  for d in domains for s in splits]
