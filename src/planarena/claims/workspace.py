@@ -10,8 +10,8 @@ domains and seeds.
 project's code moves on. Each training stage caches its units under a key that includes a hash of
 the code it imports, so re-copying the code on every resume retrained everything whenever any module
 in that closure changed, even one the training never calls (measured: the Gripper claim's three
-finished SATr units were keyed ``bb7f6d4e...`` at commit 3d83b5f and ``54f61c7e...`` one commit
-later, which only added a function to ``core/io.py``). So the first :func:`prepare` records the commit
+finished SATr units changed their key between two commits of which the second only added a
+function to ``core/io.py``). So the first :func:`prepare` records the commit
 it copied in ``code.json``, and a resumed run keeps the workspace's code and params as they are; a
 run begun on another machine (a committed partial run, :mod:`planarena.claims.partial`, carries
 ``code.json``) takes the pipeline and params from that commit out of git. One claim run is thus one
