@@ -307,6 +307,25 @@ def test_every_data_file_is_package_data():
     pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
     assert 'planarena = ["**/*.yaml", "**/*.pddl"]' in pyproject   # the yaml data, and the generators' domains
     data = [p for p in DATA_DIR.iterdir() if p.is_file() and p.suffix != ".py"]
-    assert sorted(p.name for p in data) == ["dias.yaml", "embedplan.yaml", "rgnn_policies.yaml",
-                                            "state_centric.yaml", "symmetry_aware.yaml"]
+    assert sorted(p.name for p in data) == ["dias.yaml", "embedplan.yaml", "ipc2023_learning_track.yaml",
+                                            "rgnn_policies.yaml", "state_centric.yaml", "symmetry_aware.yaml"]
     assert len(PAPERS) == len(data)
+
+
+def test_ipc2023_quality_scores_print_only_beside_an_ipc2023_run():
+    """The IPC 2023 Learning Track's own quality scores (the organisers' awards talk, slide 20): each
+    column sums to the printed total within rounding, and the table appears on the published page of a
+    run on the ipc2023 suite only, labelled as published."""
+    (paper,) = [p for p in PAPERS if p.protocol == "ipc2023"]
+    (t,) = paper.tables
+    assert t.header[1:] == ("LAMA", "FDSS", "SMAC", "ASNets", "GOFAI", "HUZAR", "Muninn", "Vanir")
+    *domains, total = t.rows
+    assert len(domains) == 10 and total[0] == "Sum (900)"
+    for j in range(1, len(t.header)):
+        cells = [float(r[j]) for r in domains if r[j] != "-"]
+        assert abs(sum(cells) - float(total[j])) <= 0.15, t.header[j]
+        assert all(0 <= c <= 90 for c in cells)
+    a = report.analyse(ReportInputs(seeds_2_1_3(), [], manifest_3()))
+    heading = "**Published: IPC 2023 Learning Track (ipc2023-learning-track), Table 'Quality Scores'"
+    assert heading in report.render_pages(a, {**INFO, "suite": "ipc2023"})["detail/published.md"]
+    assert "IPC 2023 Learning Track (" not in "\n".join(report.render_pages(a, INFO).values())

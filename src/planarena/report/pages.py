@@ -55,7 +55,9 @@ class Page:
 
 
 def _published(a: Analysis, run_info: Mapping, papers: Sequence[PublishedPaper]) -> list[str]:
-    results_of = {"pool": a.pool is not None}
+    # a paper's printed tables appear where the run has results of its protocol (the IPC 2023
+    # track's own scores: a run on the ipc2023 suite)
+    results_of = {"pool": a.pool is not None, "ipc2023": run_info.get("suite") == "ipc2023"}
     return published.render(
         [m for p in papers for m in p.matrices],
         run_info.get("planner_limits"),
