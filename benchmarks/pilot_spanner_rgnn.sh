@@ -39,9 +39,12 @@ yaml.safe_dump(d, open("params.yaml", "w"), sort_keys=False)
 PY
 stamp() { date +%s; }
 t0=$(stamp)
-for s in resolve resolve_methods generate plan trajectories; do planarena stage "$s"; done
+# resumable: a rerun with the same workdir and episodes keeps the data, the trained models and the
+# records already written (the evaluate stage skips attempts it has)
+[ -f data/problems/manifest.jsonl ] || for s in resolve resolve_methods generate plan trajectories; do planarena stage "$s"; done
 for m in aiw_ad aiw_ext aiw_ad_untrained aiw_ext_untrained aiw_ad_uniform random_walk; do
-  t=$(stamp); planarena stage train "$m"; echo "[pilot] train $m: $(( $(stamp) - t )) s"
+  if [ -f "data/models/$m/train.json" ]; then echo "[pilot] train $m: kept"
+  else t=$(stamp); planarena stage train "$m"; echo "[pilot] train $m: $(( $(stamp) - t )) s"; fi
   t=$(stamp); planarena stage evaluate "$m"; echo "[pilot] evaluate $m: $(( $(stamp) - t )) s"
 done
 python - <<'PY'
