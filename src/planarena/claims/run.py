@@ -91,8 +91,8 @@ def run(claim: Claim, work: Path, echo=print, fresh_code: bool = False) -> float
             rc = proc.wait()
         finally:
             _stop_group(proc)
-    seconds = time.perf_counter() - start
-    _add_cost(work, seconds, head)
+            seconds = time.perf_counter() - start
+            _add_cost(work, seconds, head)   # a stopped run's time counts too
     if rc != 0:
         raise RuntimeError(f"claim {claim.id}: dvc repro failed (exit {rc}); see {log}")
     _mark_finished(work, head)
@@ -418,7 +418,9 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
               f"methods {', '.join(f'`{m}`' for m in claim.methods)}, seeds {exp.get('seeds', 'from params')}; "
               f"params overlay: `{json.dumps(exp.get('params') or {}, sort_keys=True)}`.", "",
               f"Expected cost {claim.cost.get('cpu_minutes', '?')} CPU minutes on 2 cores; measured "
-              f"{cost.get('wall_s', 0) / 60:.0f} min wall in {cost.get('runs', 0)} run(s).", ""]
+              f"{cost.get('wall_s', 0) / 60:.0f} min wall in the {cost.get('runs', 0)} run(s) recorded in its "
+              "workspace (a run killed outright, or on another machine before a partial run was carried "
+              "over, is not counted).", ""]
     for block in ("gate", "confirm", "refute"):
         holds = verdict.blocks[block]
         cond = getattr(claim, block)
