@@ -103,11 +103,11 @@ def save(work: Path, page_dir: Path) -> dict:
     out = Path(page_dir) / PARTIAL
     rows, new = _save_rows(work, out)
     size = (out / ROWS).stat().st_size if new else 0
+    found = units(work)
     code = Path(work) / CODE
-    if code.exists() and (rows or units(work)):
+    if code.exists() and (rows or found):
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / CODE, code.read_text())
-    found = units(work)
     for folder in found:
         path = out / _archive_name(work, folder)
         if len(folder.relative_to(Path(work) / "data" / "cache").parts) == 2:   # a finished cache holds its units
