@@ -448,10 +448,8 @@ def test_a_run_records_the_commit_its_workspace_copied_not_the_one_at_its_end(tm
         def wait(self):
             return 0
 
-        def poll(self):
-            return 0
-
     monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: Done())
+    monkeypatch.setattr(claims_run, "stop_group", lambda proc, grace_s: None)   # no real process group
     claim = load_claim(_write(tmp_path, CLAIM))
     claims_run.run(claim, tmp_path, echo=lambda line: None)
     import json
@@ -598,12 +596,12 @@ def test_stopping_a_claim_run_stops_its_stages_too():
     import subprocess
     import time
 
-    from planarena.claims import run as claims_run
+    from planarena.core.limits import stop_group
 
     proc = subprocess.Popen(["bash", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, text=True,
                             start_new_session=True)
     child = int(proc.stdout.readline())
-    claims_run._stop_group(proc, grace_s=5)
+    stop_group(proc, grace_s=5)
     assert proc.poll() is not None
     for _ in range(50):   # the grandchild, a stage's worker say, is gone too
         try:

@@ -75,6 +75,11 @@ def measure_function(claim: Claim):
         raise ValueError(f"{claim.source}: experiment.measure {spec!r} cannot be loaded ({exc})") from None
 
 
+def row_key(row: dict) -> tuple:
+    """What identifies a measurement row: ``(domain, split, problem, side)``."""
+    return row["domain"], row["split"], row["problem"], row["side"]
+
+
 def run(claim: Claim, work: Path, params: dict, echo=print, code: str | None = None) -> list[dict]:
     """Measure into ``work/measurements.jsonl`` (appending; rows already there are not measured
     again) and return every row. Each new row records ``code``, the commit of the code that
@@ -83,7 +88,7 @@ def run(claim: Claim, work: Path, params: dict, echo=print, code: str | None = N
     work.mkdir(parents=True, exist_ok=True)
     path = work / ROWS
     rows = read_jsonl(path) if path.exists() else []
-    done = {(r["domain"], r["split"], r["problem"], r["side"]) for r in rows}
+    done = {row_key(r) for r in rows}
     fn = measure_function(claim)
     with open(path, "a") as out:
         for row in fn(params, list(claim.methods), dict(claim.experiment.get("args") or {}), done):
@@ -359,5 +364,5 @@ def write_rows(rows: list[dict], out: Path) -> None:
     atomic_write_text(out / ROWS, "".join(json.dumps(r, sort_keys=True) + "\n" for r in sorted(rows, key=key)))
 
 
-__all__ = ["CURVES", "MeasureResult", "ROWS", "RULE", "curve_lines", "curves", "evaluate", "measure_function",
+__all__ = ["CURVES", "MeasureResult", "ROWS", "RULE", "row_key", "curve_lines", "curves", "evaluate", "measure_function",
            "run", "table", "write_curves", "write_rows"]

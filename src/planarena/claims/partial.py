@@ -30,7 +30,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from planarena.claims.measure import ROWS
+from planarena.claims.measure import ROWS, row_key
 from planarena.claims.workspace import CODE
 from planarena.core.io import atomic_write_text, read_jsonl, write_tar_gz
 
@@ -61,10 +61,6 @@ def units(work: Path) -> list[Path]:
     return sorted(found)
 
 
-def _row_key(row: dict) -> tuple:
-    return row["domain"], row["split"], row["problem"], row["side"]
-
-
 def _save_rows(work: Path, out: Path) -> tuple[int, int]:
     """Copy the workspace's measurement rows to ``out/measurements.jsonl`` (rows already saved are
     kept, new ones appended). Returns (rows saved, rows new)."""
@@ -72,8 +68,8 @@ def _save_rows(work: Path, out: Path) -> tuple[int, int]:
     if not source.exists():
         return 0, 0
     saved = read_jsonl(out / ROWS) if (out / ROWS).exists() else []
-    keys = {_row_key(r) for r in saved}
-    new = [r for r in read_jsonl(source) if _row_key(r) not in keys]
+    keys = {row_key(r) for r in saved}
+    new = [r for r in read_jsonl(source) if row_key(r) not in keys]
     if new:
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / ROWS, "".join(json.dumps(r) + "\n" for r in saved + new))
@@ -135,8 +131,8 @@ def restore(work: Path, page_dir: Path) -> int:
     saved = Path(page_dir) / PARTIAL / ROWS
     if saved.exists():
         target = Path(work) / ROWS
-        have = {_row_key(r) for r in read_jsonl(target)} if target.exists() else set()
-        missing = [r for r in read_jsonl(saved) if _row_key(r) not in have]
+        have = {row_key(r) for r in read_jsonl(target)} if target.exists() else set()
+        missing = [r for r in read_jsonl(saved) if row_key(r) not in have]
         if missing:
             Path(work).mkdir(parents=True, exist_ok=True)
             with open(target, "a") as out:

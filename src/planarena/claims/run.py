@@ -38,6 +38,7 @@ from planarena.claims.workspace import (  # noqa: F401  (REPO, claim_params: thi
 )
 from planarena.config import ConfigError, Layout
 from planarena.core.io import atomic_write_text, read_jsonl
+from planarena.core.limits import stop_group
 from planarena.core.problemset import ProblemSet
 from planarena.core.records import iter_records
 from planarena.report.records import instance_index
@@ -90,7 +91,7 @@ def run(claim: Claim, work: Path, echo=print, fresh_code: bool = False) -> float
                     echo(f"[{claim.id}] {line.strip()}")
             rc = proc.wait()
         finally:
-            _stop_group(proc)
+            stop_group(proc, grace_s=30.0)
             seconds = time.perf_counter() - start
             _add_cost(work, seconds, head)   # a stopped run's time counts too
     if rc != 0:
@@ -115,21 +116,6 @@ def _terminated_as_exit():
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def _stop_group(proc: subprocess.Popen, grace_s: float = 30.0) -> None:
-    """Stop ``proc``'s process group if ``proc`` still runs: SIGTERM, then SIGKILL after ``grace_s``."""
-    if proc.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-            proc.wait(timeout=wait)
-            return
-        except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 #: Written into a claim's workspace when its run finished (``dvc repro`` exited 0): only such a

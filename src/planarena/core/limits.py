@@ -68,6 +68,23 @@ def _kill_group(pgid: int, sig: int) -> None:
         pass
 
 
+def stop_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Stop the process group that ``proc`` leads (started with ``start_new_session=True``): if
+    ``proc`` still runs, SIGTERM to the group and up to ``grace_s`` seconds for it to exit; then
+    SIGKILL to whatever of the group is left."""
+    if proc.poll() is None:
+        _kill_group(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            pass
+    _kill_group(proc.pid, signal.SIGKILL)
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 def run_limited(cmd: list[str], cwd: str | os.PathLike, cpu_limit_s: float, memory_mb: int | None = None,
                 grace_s: float = 10.0, log: Path | None = None) -> LimitedRun:
     """Run ``cmd`` in ``cwd`` with its own process group, stopping it at ``cpu_limit_s`` CPU seconds
@@ -114,4 +131,4 @@ def run_limited(cmd: list[str], cwd: str | os.PathLike, cpu_limit_s: float, memo
                       round(time.perf_counter() - start, 3), timed_out, "\n".join(lines))
 
 
-__all__ = ["LimitedRun", "POLL_S", "run_limited"]
+__all__ = ["LimitedRun", "POLL_S", "run_limited", "stop_group"]
