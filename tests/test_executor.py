@@ -28,6 +28,7 @@ from planarena.core.executor import (
     ExecutorError,
     config_from_params,
     run_units,
+    run_units_as_completed,
     slurm_kwargs,
     unit_resources,
 )
@@ -51,6 +52,19 @@ def test_run_units_in_order_for_any_jobs():
     serial = list(run_units(work, units, jobs=1))
     parallel = list(run_units(work, units, jobs=2))
     assert serial == parallel == [(u, u * u + 10) for u in units]
+
+
+def test_run_units_as_completed_yields_a_fast_unit_before_a_slow_one_before_it():
+    import time
+
+    def work(u: int) -> int:
+        time.sleep(3.0 if u == 0 else 0.0)  # unit 0 is slow: the others come back first
+        return u * u
+
+    out = list(run_units_as_completed(work, [0, 1, 2], jobs=2))
+    assert sorted(out) == [(0, 0), (1, 1), (2, 4)]
+    assert out[0][0] != 0
+    assert list(run_units_as_completed(work, [1, 2], jobs=1)) == [(1, 1), (2, 4)]
 
 
 def test_run_units_reraises_an_exception_of_the_function():

@@ -421,12 +421,43 @@ def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
     if cfg.mode == "local" and local_workers != cfg.local_workers:
         configure(ExecutorConfig(**{**cfg.__dict__, "jobs": local_workers}))
     try:
-        yield from _dispatch(fn, units, device, on_failure, bar)
+        for _, result in _dispatch(fn, units, device, on_failure, bar, ordered=True):
+            yield result
     finally:
         bar.close()
 
 
-def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
+def run_units_as_completed(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
+                           desc: str | None = None, show: bool = True, device: str | None = None,
+                           on_failure: Callable[[T, str], R] | None = None,
+                           min_units: int = 2) -> Iterator[tuple[T, R]]:
+    """Yield ``(unit, fn(unit))`` for every unit as each finishes (not in the order of ``units``).
+
+    For callers that write each result as it comes (a claim's measurement rows): with
+    :func:`run_units` one slow unit holds back every finished unit after it, and a run stopped then
+    loses them. Arguments and errors as :func:`run_units`.
+    """
+    units = list(units)
+    cfg = current()
+    local_workers = n_workers(jobs if jobs is not None else cfg.jobs)
+    few = len(units) < (cfg.min_units or min_units)
+    bar = tqdm(total=len(units), desc=desc, disable=not (show and desc), file=sys.stderr)
+    if cfg.mode == "local" and (local_workers <= 1 or few):
+        for unit in units:
+            yield unit, fn(unit)
+            bar.update()
+        bar.close()
+        return
+    if cfg.mode == "local" and local_workers != cfg.local_workers:
+        configure(ExecutorConfig(**{**cfg.__dict__, "jobs": local_workers}))
+    try:
+        yield from _dispatch(fn, units, device, on_failure, bar, ordered=False)
+    finally:
+        bar.close()
+
+
+def _dispatch(fn, units, device, on_failure, bar, ordered: bool) -> Iterator[tuple]:
+    """Submit the units and yield ``(unit, result)``: in unit order (``ordered``) or as they finish."""
     from distributed import KilledWorker
 
     cl = client()
@@ -460,9 +491,16 @@ def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
 
     for fut in futures:
         fut.add_done_callback(finished)
+    if ordered:
+        order = iter(range(len(units)))
+    else:
+        from distributed import as_completed
+
+        index = {f.key: i for i, f in enumerate(futures)}
+        order = (index[f.key] for f in as_completed(list(futures)))
     try:
-        for i, unit in enumerate(units):
-            fut = futures[i]
+        for i in order:
+            unit, fut = units[i], futures[i]
             try:
                 result = fut.result()
             except KilledWorker as exc:
@@ -473,7 +511,7 @@ def _dispatch(fn, units, device, on_failure, bar) -> Iterator:
                     raise RuntimeError(f"unit {unit!r}: {reason}") from None
                 result = on_failure(unit, reason)
             futures[i] = None  # release the result on the worker
-            yield result
+            yield unit, result
     finally:
         live = [f for f in futures if f is not None]
         if live:

@@ -123,12 +123,13 @@ def contrastive_pairs(params: dict, sides: list[str], args: dict, done: set) -> 
     "split": "validation", "problem": "seed<seed>", "objects", "side", "completed" (False: training
     diverged), "values": {"val_loss": L_pred at the last step, "val_loss_best": the lowest logged,
     "train_loss", "steps", "cpu_s"}, "curve": [[step, L_pred], ...]}``; the (seed, side) units run on
-    the executor's workers (params ``jobs``) and come back in order; keys in ``done`` are skipped.
+    the executor's workers (params ``jobs``) and each row comes as its unit finishes (a stopped run
+    keeps every finished unit); keys in ``done`` are skipped.
 
     Raises:
         ValueError: a side has no arm, an arm is unknown, or the suite lacks the splits (one line).
     """
-    from planarena.core.executor import run_units
+    from planarena.core.executor import run_units_as_completed
 
     domain = str(args.get("domain") or (get(params, f"suites.{params.get('suite')}.domains") or [None])[0])
     arms = dict(args.get("arms") or {})
@@ -146,7 +147,7 @@ def contrastive_pairs(params: dict, sides: list[str], args: dict, done: set) -> 
     def unit(u: tuple[int, str]) -> dict:
         return train_arm(params, domain, u[0], arms[u[1]], args)
 
-    for (seed, side), out in zip(units, run_units(unit, units, jobs=params.get("jobs"), desc="contrastive pairs")):
+    for (seed, side), out in run_units_as_completed(unit, units, jobs=params.get("jobs"), desc="contrastive pairs"):
         ok = out["status"] == "ok"
         losses = [v for _, v in out["curve"]]
         values = {"val_loss": out["final_loss"], "val_loss_best": min(losses), "train_loss": out["train_loss"],
