@@ -5,6 +5,9 @@ VENV := .venv
 ACTIVATE := source $(VENV)/bin/activate &&
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+# pytest worker processes of `make test` (pytest-xdist; a test file stays on one worker, so its
+# module fixtures are built once): 2 fits CI's 2 cores and 4 GB; 1 runs the suite in one process
+TEST_JOBS ?= 2
 
 .PHONY: setup repro test bench smoke encoders outside
 
@@ -15,7 +18,7 @@ repro: setup
 	$(ACTIVATE) dvc repro
 
 test: setup
-	$(ACTIVATE) python -m pytest; rc=$$?; \
+	$(ACTIVATE) python -m pytest -n $(TEST_JOBS) --dist loadfile; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests (exit 5): failing" >&2; fi; exit $$rc
 
 smoke: setup
