@@ -116,6 +116,9 @@ def repo(tmp_path_factory) -> tuple[Path, dict]:
     # machine's core count): the baseline that the `jobs: 1` rerun below must reproduce byte for byte
     assert "\njobs: 0 " in params and "\n  min_units: 0 " in params
     params = params.replace("\njobs: 0 ", "\njobs: 2 ", 1).replace("\n  min_units: 0 ", "\n  min_units: 1 ", 1)
+    # the smoke profile leaves the twins off; two of them run here (the floors' path through DVC)
+    assert "\n    run_twins: false\n" in params
+    params = params.replace("\n    run_twins: false\n", "\n    run_twins: true\n", 1)
     (work / "params.yaml").write_text(_trim_methods(params))
     (work / ".gitignore").write_text("/data/\n__pycache__/\n")
     env = dict(os.environ)

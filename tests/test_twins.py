@@ -35,6 +35,11 @@ def _resolved(profile: str) -> dict:
     return resolve_profile({**_raw(), "profile": profile})
 
 
+def _smoke_with_twins() -> dict:
+    """The smoke profile's sizes with its twins on (the profile turns them off: ``run_twins``)."""
+    return {**_resolved("smoke"), "run_twins": True}
+
+
 def _learned(params: dict) -> dict[str, ReportTraits]:
     """The configured rows that learn, judged from their traits alone (a model with a budget)."""
     out = {}
@@ -50,6 +55,17 @@ def _learned(params: dict) -> dict[str, ReportTraits]:
 
 def _plain(config: dict, name: str) -> dict:
     return {"method": name, **config}
+
+
+def test_run_twins_false_turns_every_twin_off_and_no_other_row():
+    on, off = _resolved("default"), _resolved("smoke")
+    assert on.get("run_twins") is True and off.get("run_twins") is False
+    twins = {t for ts in twins_of(on).values() for t in ts}
+    assert twins and not any(runs(t, off) for t in twins)
+    assert all(runs(t, {**off, "run_twins": True}) == runs(twins_of_row, off)
+               for twins_of_row, ts in twins_of(off).items() for t in ts)
+    others = set(on["methods"]) - twins
+    assert {m for m in others if runs(m, on)} == {m for m in others if runs(m, {**on, "run_twins": False})}
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -70,7 +86,8 @@ def test_every_learned_row_has_an_untrained_twin(profile):
             # the row's block with `untrained` and `twin_of`: nothing else differs (`run` aside)
             rest = {k: v for k, v in config.items() if k not in ("untrained", "twin_of")}
             assert _plain(rest, rest.get("method", twin)) == _plain(row_config, row_config.get("method", row))
-            assert runs(twin, params) == runs(row, params)
+            # a twin runs with its row, except where the profile turns the twins off (smoke)
+            assert runs(twin, params) == (runs(row, params) and params.get("run_twins", True) is not False)
             # DVC runs train@/evaluate@ per key of the file's `methods`: the twin must be one
             assert twin in raw_methods, f"{twin}: add `{twin}: {{twin_of: {row}}}` to params.yaml"
             t = cls.report_traits(config, params)
@@ -125,7 +142,7 @@ def test_twin_records_are_never_the_rows(tmp_path):
     from planarena.runner.inputs import method_inputs
     from planarena.runner.stages import build_method, config_fingerprint
 
-    params, layout = _resolved("smoke"), Layout(root=tmp_path / "data")
+    params, layout = _smoke_with_twins(), Layout(root=tmp_path / "data")
     for row in ("wl_xgb_delta", "satr_encoder_cl", "wl_goose"):
         twin = twins_of(params)[row][0]
         a, b = build_method(row, params, layout), build_method(twin, params, layout)
@@ -216,7 +233,7 @@ def smoke(tmp_path_factory):
     from planarena.datasets.suites import run_stage as generate
     from planarena.features.wl import run_stage as embed_wl
 
-    params = only_domains(_resolved("smoke"), "blocksworld")
+    params = only_domains(_smoke_with_twins(), "blocksworld")
     params["jobs"] = 1
     params["evaluation"]["seeds"] = [13]
     layout = Layout(root=tmp_path_factory.mktemp("twins") / "data")

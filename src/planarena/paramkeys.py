@@ -139,7 +139,7 @@ _IMPORTED_SUITE = {"path": ANY, "domains": ANY, "max_per_split": ANY, "generate"
 
 #: The shared sections: top-level scalars and the sections no family owns.
 CORE_KEYS: dict = {
-    "profile": ANY, "run_all": ANY, "seed": ANY, "jobs": ANY, "suite": ANY,
+    "profile": ANY, "run_all": ANY, "run_twins": ANY, "seed": ANY, "jobs": ANY, "suite": ANY,
     # planarena.core.executor (EXECUTOR_KEYS, SLURM_KEYS)
     "executor": {"address": ANY, "retries": ANY, "connect_timeout": ANY, "memory_limit": ANY, "min_units": ANY,
                  "slurm": {"queue": ANY, "account": ANY, "cores": ANY, "processes": ANY, "memory": ANY,

@@ -235,14 +235,19 @@ def _block(instance: str, params: dict) -> dict:
 def runs(instance: str, params: dict) -> bool:
     """Whether the row ``methods.<instance>`` runs in the selected profile: its block's ``run``
     (default true), overridden by a true ``run_all`` (the ``full`` and ``paper`` profiles run every
-    row). A row that does not run keeps its DVC stages, which do nothing (the stage script returns
-    before loading the family), and is absent from the report: ``-S methods.<instance>.run=true``
-    turns it on alone.
+    row); an untrained twin (a block with ``twin_of``) does not run under ``run_twins: false`` (the
+    smoke profile: a twin runs its row's code without training, and a smoke run is sized by its
+    stages). A row that does not run keeps its DVC stages, which do nothing (the stage script
+    returns before loading the family), and is absent from the report: ``-S
+    methods.<instance>.run=true`` turns it on alone.
 
     Raises:
         KeyError: no such block (lists the configured ones).
     """
-    return bool(params.get("run_all")) or _block(instance, params).get("run", True) is not False
+    block = _block(instance, params)
+    if block.get("twin_of") and params.get("run_twins", True) is False:
+        return False
+    return bool(params.get("run_all")) or block.get("run", True) is not False
 
 
 def running(params: dict) -> dict:
