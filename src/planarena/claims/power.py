@@ -105,34 +105,44 @@ class PowerReport:
         return self.outcome.get(scenario, {}).get(verdict, math.nan)
 
     def table(self) -> list[str]:
-        """The check as markdown lines (the claim page and docs/claims.md show it)."""
-        if not self.simulated:
-            return [f"Power check: not simulated ({'; '.join(self.problems)})."]
-        se = math.sqrt(0.25 / max(self.draws, 1))
-        lines = [f"Power check ({self.draws} simulated runs per scenario at this claim's design, each share "
-                 f"within about +-{2 * se:.2f}; `planarena claims check {self.claim}`):", "",
-                 "| scenario | P(confirmed) | P(refuted) | P(inconclusive) | P(gate passes) |", "|---|---|---|---|---|"]
-        for sc, label in (("paper", "paper's rates (a faithful reproduction)"), ("floor", "floors' rates (no learning)")):
-            o = self.outcome.get(sc, {})
-            lines.append(f"| {label} | {o.get('confirmed', 0):.2f} | {o.get('refuted', 0):.2f} | "
-                         f"{o.get('inconclusive', 0):.2f} | {self.gate.get(sc, 0):.2f} |")
-        lines.append("")
-        verdict = ("**passes**" if self.passes else "**fails**: " + "; ".join(self.problems))
-        lines.append(f"Check {verdict} (needs P(confirmed | paper) >= {MIN_POWER} and P(confirmed | floor) <= "
-                     f"{MAX_FLOOR_CONFIRM}).")
-        if self.assumed:
-            shown = self.assumed[:12]
-            more = f" and {len(self.assumed) - len(shown)} more" if len(self.assumed) > len(shown) else ""
-            lines += ["", "Rates assumed where neither the paper nor the claim file gives one: "
-                      + "; ".join(shown) + more + "."]
-        if self.design.notes:
-            lines += ["", "Design: " + "; ".join(self.design.notes) + "."]
-        return lines
+        """The check as markdown lines (the claim page and docs/claims.md show it): :func:`power_table`."""
+        return power_table(self.to_json())
 
     def to_json(self) -> dict:
         return {"claim": self.claim, "draws": self.draws, "outcome": self.outcome, "gate": self.gate,
                 "assumed": self.assumed, "problems": self.problems, "passes": self.passes,
                 "simulated": self.simulated, "design_notes": self.design.notes}
+
+
+def power_table(check: dict) -> list[str]:
+    """A power check (:meth:`PowerReport.to_json`, also the ``power`` of a committed
+    ``verdict.json``) as markdown lines: the share of each verdict per scenario and whether it passes."""
+    draws, claim, problems = check["draws"], check["claim"], list(check.get("problems") or [])
+    if not check.get("simulated", True):
+        return [f"Power check: not simulated ({'; '.join(problems)})."]
+    outcome, gate = check.get("outcome") or {}, check.get("gate") or {}
+    se = math.sqrt(0.25 / max(draws, 1))
+    lines = [f"Power check ({draws} simulated runs per scenario at this claim's design, each share "
+             f"within about +-{2 * se:.2f}; `planarena claims check {claim}`):", "",
+             "| scenario | P(confirmed) | P(refuted) | P(inconclusive) | P(gate passes) |", "|---|---|---|---|---|"]
+    for sc, label in (("paper", "paper's rates (a faithful reproduction)"), ("floor", "floors' rates (no learning)")):
+        o = outcome.get(sc, {})
+        lines.append(f"| {label} | {o.get('confirmed', 0):.2f} | {o.get('refuted', 0):.2f} | "
+                     f"{o.get('inconclusive', 0):.2f} | {gate.get(sc, 0):.2f} |")
+    lines.append("")
+    verdict = "**passes**" if not problems else "**fails**: " + "; ".join(problems)
+    lines.append(f"Check {verdict} (needs P(confirmed | paper) >= {MIN_POWER} and P(confirmed | floor) <= "
+                 f"{MAX_FLOOR_CONFIRM}).")
+    assumed = list(check.get("assumed") or [])
+    if assumed:
+        shown = assumed[:12]
+        more = f" and {len(assumed) - len(shown)} more" if len(assumed) > len(shown) else ""
+        lines += ["", "Rates assumed where neither the paper nor the claim file gives one: "
+                  + "; ".join(shown) + more + "."]
+    notes = list(check.get("design_notes") or [])
+    if notes:
+        lines += ["", "Design: " + "; ".join(notes) + "."]
+    return lines
 
 
 def _latent(rate: float, icc: float) -> float:
@@ -399,5 +409,5 @@ def check(claim: Claim, params: dict, draws: int = DRAWS, seed: int = 0) -> Powe
     return PowerReport(claim.id, draws, outcome, gate, list(dict.fromkeys(assumed)), design, problems)
 
 
-__all__ = ["ASSUMED", "DRAWS", "Design", "ICC", "MAX_FLOOR_CONFIRM", "MIN_POWER", "PowerReport", "Rates",
+__all__ = ["ASSUMED", "DRAWS", "Design", "ICC", "MAX_FLOOR_CONFIRM", "MIN_POWER", "PowerReport", "Rates", "power_table",
            "SimulatedData", "check", "design_of"]
