@@ -116,6 +116,33 @@ def test_contrastive_loss_is_zero_for_equal_names_and_positive_otherwise(tiny):
     assert model.embed.tokens.weight.grad is not None
 
 
+def test_contrastive_mean_reduction_is_the_sum_over_the_compared_elements(tiny):
+    """``mean`` (Appendix E's MSE) divides the same squared differences by the number of compared
+    elements (real query x key pairs x heads x layers; real tokens x k x layers), ``sum`` (the
+    equations) by the batch size."""
+    vocab, space = tiny
+    torch.manual_seed(0)
+    cfg = EncoderConfig(d=32, layers=2, heads=4, ff=64, k=8, token_dim=8)
+    model = SATrEncoder(vocab.size, vocab.width, cfg)
+    state = int(space.levels[1][0])
+    ids, mask = _encode(vocab, space, state, renaming(space.objects, 6))
+    ids_r, _ = _encode(vocab, space, state, renaming(space.objects, 6, np.random.default_rng(2)))
+    with torch.no_grad():
+        out_a, out_b = model(ids, mask), model(ids_r, mask)
+    summed = contrastive_loss(out_a, out_b, mask, 8, "sum")
+    mean = contrastive_loss(out_a, out_b, mask, 8, "mean")
+    b, real = mask.shape[0], float(mask.sum())
+    n_att = sum(float((mask[:, :, None] & mask[:, None, :]).sum()) * a.shape[1] for a in out_a[2])
+    n_hid = real * 8 * len(out_a[1])
+    assert float(mean[0]) == pytest.approx(float(summed[0]) * b / n_att, rel=1e-5)
+    assert float(mean[1]) == pytest.approx(float(summed[1]) * b / n_hid, rel=1e-5)
+    assert 0 < float(mean[0]) < float(summed[0]) and 0 < float(mean[1]) < float(summed[1])
+    with pytest.raises(ValueError, match="contrastive_reduction"):
+        contrastive_loss(out_a, out_b, mask, 8, "median")
+    with pytest.raises(ValueError, match="contrastive_reduction"):
+        TrainConfig(contrastive_reduction="avg")
+
+
 def test_state_space_sampling_is_uniform_over_goal_distances(tiny):
     _, space = tiny
     assert space.distance.min() >= 0 and set(space.levels) == set(range(int(space.distance.max()) + 1))

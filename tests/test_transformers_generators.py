@@ -189,6 +189,11 @@ def test_pair_losses_on_a_tiny_example_by_hand():
     a2 = GeneratorOutput(torch.zeros(1, 2, 4), [(hid_a, pad)], [(att_a, pad, pad)])
     l_att, l_hid = pair_losses(a2, b, k=2)
     assert float(l_hid) == 4 + 9 and float(l_att) == 0.25               # token 0, score (0, 0) only
+    # Appendix E's MSE: the same squares over the compared elements (1 score; 1 token x k = 2)
+    l_att, l_hid = pair_losses(a2, b, k=2, reduction="mean")
+    assert float(l_att) == 0.25 and float(l_hid) == (4 + 9) / 2
+    l_att, l_hid = pair_losses(a, b, k=2, reduction="mean")               # 4 scores; 2 tokens x 2
+    assert float(l_att) == 0.5 ** 2 and float(l_hid) == (4 + 9 + 4 + 4) / 4
 
 
 def test_plangpt_pairs_are_aligned_token_by_token(problem, space):

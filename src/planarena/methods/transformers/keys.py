@@ -8,7 +8,8 @@ from planarena.paramkeys import ANY, ROW_COMMON, ROW_PLAN
 #: ``methods.<row>`` keys of ``method: satr``.
 ROW_KEYS = ROW_COMMON | ROW_PLAN | {"arch", "contrastive", "decoding", "train_problems"}
 MODEL_FIELDS = ("d", "layers", "heads", "ff", "k", "token_dim", "dropout", "max_positions")
-TRAIN_FIELDS = ("steps", "schedule_steps", "batch", "lr", "min_lr", "warmup", "weight_decay", "contrastive", "weights",
+TRAIN_FIELDS = ("steps", "schedule_steps", "batch", "lr", "min_lr", "warmup", "weight_decay", "contrastive",
+                "contrastive_reduction", "weights",
                 "rename_one", "eval_every", "window", "spike", "plateau")
 _MODEL = dict.fromkeys(MODEL_FIELDS, ANY)
 _TRAIN = dict.fromkeys(TRAIN_FIELDS, ANY)

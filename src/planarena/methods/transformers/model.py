@@ -121,19 +121,44 @@ class SATrEncoder(nn.Module):
         return self.readout(pooled).squeeze(-1), hidden, attention
 
 
-def contrastive_loss(out_a, out_b, mask: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+#: How L_att and L_hid reduce their squared differences: ``sum`` (Section 4's equations: summed
+#: over modules or layers, rows and columns or tokens and the first k dimensions, divided by the
+#: batch size) or ``mean`` (Appendix E: "For the contrastive loss, we use MSE across all
+#: architectures": the mean over every compared element, all modules or layers pooled).
+REDUCTIONS = ("sum", "mean")
+
+
+def _reduce(total: torch.Tensor, count: torch.Tensor | float, batch: int, reduction: str) -> torch.Tensor:
+    """A contrastive term from its summed squared differences over ``count`` compared elements."""
+    if reduction == "sum":
+        return total / batch
+    if reduction == "mean":
+        return total / max(float(count), 1.0)
+    raise ValueError(f"transformers.train.contrastive_reduction must be one of {', '.join(REDUCTIONS)}, "
+                     f"got {reduction!r}")
+
+
+def contrastive_loss(out_a, out_b, mask: torch.Tensor, k: int,
+                     reduction: str = "sum") -> tuple[torch.Tensor, torch.Tensor]:
     """``(L_att, L_hid)`` of two forward passes over the same atoms under two object renamings
     (Section 4): ``out_*`` are :meth:`SATrEncoder.forward` outputs for sequences whose row ``i``
     is the same atom; ``mask`` ``(B, N)`` marks real atoms (padded queries and keys are left out).
-    Both are sums of squared differences divided by the batch size ``B``."""
+    ``reduction`` (:data:`REDUCTIONS`): ``sum``, the squared differences summed and divided by the
+    batch size ``B`` (the equations); ``mean``, their mean (Appendix E's MSE).
+
+    Raises:
+        ValueError: an unknown ``reduction``.
+    """
     _, hid_a, att_a = out_a
     _, hid_b, att_b = out_b
     b = mask.shape[0]
     pair = (mask[:, :, None] & mask[:, None, :])[:, None]          # (B, 1, N, N)
-    l_att = sum(((a - c) ** 2 * pair).sum() for a, c in zip(att_a, att_b)) / b
+    l_att = sum(((a - c) ** 2 * pair).sum() for a, c in zip(att_a, att_b))
+    n_att = sum(float(pair.sum()) * a.shape[1] for a in att_a)
     tok = mask[..., None]
-    l_hid = sum((((a[..., :k] - c[..., :k]) ** 2) * tok).sum() for a, c in zip(hid_a, hid_b)) / b
-    return l_att, l_hid
+    l_hid = sum((((a[..., :k] - c[..., :k]) ** 2) * tok).sum() for a, c in zip(hid_a, hid_b))
+    n_hid = sum(float(tok.sum()) * min(k, a.shape[-1]) for a in hid_a)
+    return _reduce(l_att, n_att, b, reduction), _reduce(l_hid, n_hid, b, reduction)
 
 
 def _gather_tokens(x: torch.Tensor, perm: torch.Tensor, dim: int) -> torch.Tensor:
@@ -144,26 +169,34 @@ def _gather_tokens(x: torch.Tensor, perm: torch.Tensor, dim: int) -> torch.Tenso
     return x.gather(dim, idx)
 
 
-def pair_losses(out_a, out_b, k: int, perm: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def pair_losses(out_a, out_b, k: int, perm: torch.Tensor | None = None,
+                reduction: str = "sum") -> tuple[torch.Tensor, torch.Tensor]:
     """``(L_att, L_hid)`` (Section 4) of two plan-generator passes
     (:class:`planarena.methods.transformers.decoders.GeneratorOutput`) over renamed copies: every
     attention module (encoder self-, decoder self- and cross-attention, each layer application)
     and every hidden state after every layer, first ``k`` dimensions; squared differences over
     real tokens, summed, divided by the batch size. ``perm`` (B, T): copy b's token index of
     copy a's token ``t`` (PlanGPT sorts atoms after renaming, so the copies' token orders differ;
-    None: the same order, as for the SATr models)."""
+    None: the same order, as for the SATr models). ``reduction`` as :func:`contrastive_loss`.
+
+    Raises:
+        ValueError: an unknown ``reduction``.
+    """
     b = out_a.logits.shape[0]
-    l_att = out_a.logits.new_zeros(())
+    l_att, n_att = out_a.logits.new_zeros(()), 0.0
     for (a, qm, km), (c, _, _) in zip(out_a.attention, out_b.attention):
         if perm is not None:
             c = _gather_tokens(_gather_tokens(c, perm, 2), perm, 3)
-        l_att = l_att + ((a - c) ** 2 * (qm[:, None, :, None] & km[:, None, None, :])).sum()
-    l_hid = out_a.logits.new_zeros(())
+        pair = qm[:, None, :, None] & km[:, None, None, :]
+        l_att = l_att + ((a - c) ** 2 * pair).sum()
+        n_att += float(pair.sum()) * a.shape[1]
+    l_hid, n_hid = out_a.logits.new_zeros(()), 0.0
     for (a, m), (c, _) in zip(out_a.hidden, out_b.hidden):
         if perm is not None:
             c = _gather_tokens(c, perm, 1)
         l_hid = l_hid + (((a[..., :k] - c[..., :k]) ** 2) * m[..., None]).sum()
-    return l_att / b, l_hid / b
+        n_hid += float(m.sum()) * min(k, a.shape[-1])
+    return _reduce(l_att, n_att, b, reduction), _reduce(l_hid, n_hid, b, reduction)
 
 
 def count_parameters(model: nn.Module) -> int:
@@ -171,5 +204,5 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-__all__ = ["AtomEmbedding", "EncoderConfig", "attend", "SATrEncoder", "SharedEncoderLayer", "contrastive_loss",
+__all__ = ["REDUCTIONS", "AtomEmbedding", "EncoderConfig", "attend", "SATrEncoder", "SharedEncoderLayer", "contrastive_loss",
            "count_parameters", "pair_losses"]

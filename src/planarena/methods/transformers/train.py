@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from planarena.methods.transformers.batches import PairBatches, PlanBatches  # noqa: F401 (re-exported)
-from planarena.methods.transformers.model import SATrEncoder, contrastive_loss, pair_losses
+from planarena.methods.transformers.model import REDUCTIONS, SATrEncoder, contrastive_loss, pair_losses
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,11 @@ class TrainConfig:
     ``lr``. None: the schedule ends at ``steps`` (the cosine reaches ``min_lr`` at the run's last
     step). ``eval_every`` steps the validation coverage is measured (checkpoint selection);
     ``window`` / ``spike`` / ``plateau`` define divergence (:func:`divergence_step`).
+    ``contrastive_reduction``: how L_att and L_hid reduce (:data:`~planarena.methods.transformers.model.REDUCTIONS`):
+    ``sum`` as Section 4's equations write them, ``mean`` as Appendix E's "MSE" (line 483).
 
     Raises:
-        ValueError: ``schedule_steps`` below 1 (named).
+        ValueError: ``schedule_steps`` below 1, or an unknown ``contrastive_reduction`` (named).
     """
 
     steps: int = 600
@@ -52,6 +54,7 @@ class TrainConfig:
     warmup: float = 50
     weight_decay: float = 0.1
     contrastive: bool = True
+    contrastive_reduction: str = "sum"
     weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
     rename_one: bool = True
     eval_every: int = 200
@@ -60,6 +63,9 @@ class TrainConfig:
     plateau: int = 4
 
     def __post_init__(self) -> None:
+        if self.contrastive_reduction not in REDUCTIONS:
+            raise ValueError(f"transformers.train.contrastive_reduction must be one of {', '.join(REDUCTIONS)}, "
+                             f"got {self.contrastive_reduction!r}")
         if self.schedule_steps is not None and int(self.schedule_steps) < 1:
             raise ValueError(f"transformers.train.schedule_steps must be >= 1 or null, got {self.schedule_steps}")
         for key in ("warmup", "window"):
@@ -216,18 +222,20 @@ def train_heuristic(model: SATrEncoder, batches: PairBatches, cfg: TrainConfig, 
         out_a, out_b = model(ids_a, mask), model(ids_b, mask)
         loss = w1 * 0.5 * (torch.mean((out_a[0] - h) ** 2) + torch.mean((out_b[0] - h) ** 2))
         if cfg.contrastive:
-            l_att, l_hid = contrastive_loss(out_a, out_b, mask, model.cfg.k)
+            l_att, l_hid = contrastive_loss(out_a, out_b, mask, model.cfg.k, cfg.contrastive_reduction)
             loss = loss + w2 * l_att + w3 * l_hid
         return loss
 
     return fit(model, step_loss, cfg, seed, validate)
 
 
-def generator_losses(model, batch: dict, cfg: TrainConfig, k: int) -> torch.Tensor:
-    """``w1 L_pred + w2 L_att + w3 L_hid`` of one batch of renamed pairs (a :meth:`PlanBatches.draw`
-    dict): L_pred the token cross-entropy, averaged over the real target tokens of both copies;
-    the contrastive terms over every hidden state and attention module (Section 4)."""
-    w1, w2, w3 = cfg.weights
+def generator_terms(model, batch: dict, k: int, contrastive: bool = True,
+                    reduction: str = "sum") -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """``(L_pred, L_att, L_hid)`` of one batch of renamed pairs (a :meth:`PlanBatches.draw` dict):
+    L_pred the token cross-entropy averaged over the real target tokens of both copies (nats per
+    token); L_att and L_hid over every hidden state and attention module (Section 4,
+    :func:`~planarena.methods.transformers.model.pair_losses` with ``reduction``), None without
+    ``contrastive``."""
     dev = next(model.parameters()).device
     batch = {k: tuple(x.to(dev) for x in v) if isinstance(v, tuple) else v.to(dev) for k, v in batch.items()}
     out_a, out_b = model(*batch["a"]), model(*batch["b"])
@@ -235,11 +243,20 @@ def generator_losses(model, batch: dict, cfg: TrainConfig, k: int) -> torch.Tens
     ce = torch.nn.functional.cross_entropy
     l_pred = sum((ce(o.logits.flatten(0, 1), t.flatten(), reduction="none") * weight.flatten()).sum()
                  for o, t in ((out_a, tgt[0]), (out_b, tgt[1]))) / (2 * weight.sum())
-    loss = w1 * l_pred
-    if cfg.contrastive:
-        l_att, l_hid = pair_losses(out_a, out_b, k, batch.get("perm"))
-        loss = loss + w2 * l_att + w3 * l_hid
-    return loss
+    if not contrastive:
+        return l_pred, None, None
+    l_att, l_hid = pair_losses(out_a, out_b, k, batch.get("perm"), reduction)
+    return l_pred, l_att, l_hid
+
+
+def generator_losses(model, batch: dict, cfg: TrainConfig, k: int) -> torch.Tensor:
+    """``w1 L_pred + w2 L_att + w3 L_hid`` of one batch of renamed pairs (:func:`generator_terms`;
+    the contrastive terms only when ``cfg.contrastive``)."""
+    w1, w2, w3 = cfg.weights
+    l_pred, l_att, l_hid = generator_terms(model, batch, k, cfg.contrastive, cfg.contrastive_reduction)
+    if l_att is None:
+        return w1 * l_pred
+    return w1 * l_pred + w2 * l_att + w3 * l_hid
 
 
 def teacher_forced(model, batch: dict) -> tuple[float, float]:
@@ -273,4 +290,4 @@ def train_generator(model, batches: "PlanBatches", cfg: TrainConfig, seed: int,
 
 
 __all__ = ["PairBatches", "PlanBatches", "TrainConfig", "TrainResult", "divergence_step", "fit", "generator_losses",
-           "learning_rate", "teacher_forced", "train_generator", "train_heuristic"]
+           "generator_terms", "learning_rate", "teacher_forced", "train_generator", "train_heuristic"]
