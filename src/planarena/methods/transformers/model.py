@@ -204,5 +204,5 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-__all__ = ["REDUCTIONS", "AtomEmbedding", "EncoderConfig", "attend", "SATrEncoder", "SharedEncoderLayer", "contrastive_loss",
-           "count_parameters", "pair_losses"]
+__all__ = ["REDUCTIONS", "AtomEmbedding", "EncoderConfig", "attend", "SATrEncoder", "SharedEncoderLayer",
+           "contrastive_loss", "count_parameters", "pair_losses"]
