@@ -407,24 +407,8 @@ def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
     Raises:
         whatever ``fn`` raises for a unit; :class:`ExecutorError` when no worker can run a unit.
     """
-    units = list(units)
-    cfg = current()
-    local_workers = n_workers(jobs if jobs is not None else cfg.jobs)
-    few = len(units) < (cfg.min_units or min_units)
-    bar = tqdm(total=len(units), desc=desc, disable=not (show and desc), file=sys.stderr)
-    if not parallel or (cfg.mode == "local" and (local_workers <= 1 or few)):
-        for unit in units:
-            yield fn(unit)
-            bar.update()
-        bar.close()
-        return
-    if cfg.mode == "local" and local_workers != cfg.local_workers:
-        configure(ExecutorConfig(**{**cfg.__dict__, "jobs": local_workers}))
-    try:
-        for _, result in _dispatch(fn, units, device, on_failure, bar, ordered=True):
-            yield result
-    finally:
-        bar.close()
+    for _, result in _units(fn, units, jobs, desc, show, device, parallel, on_failure, min_units, ordered=True):
+        yield result
 
 
 def run_units_as_completed(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
@@ -437,12 +421,18 @@ def run_units_as_completed(fn: Callable[[T], R], units: Sequence[T], jobs: int |
     :func:`run_units` one slow unit holds back every finished unit after it, and a run stopped then
     loses them. Arguments and errors as :func:`run_units`.
     """
+    yield from _units(fn, units, jobs, desc, show, device, True, on_failure, min_units, ordered=False)
+
+
+def _units(fn, units, jobs, desc, show, device, parallel, on_failure, min_units, ordered: bool) -> Iterator[tuple]:
+    """:func:`run_units` / :func:`run_units_as_completed`: ``(unit, result)`` pairs, in unit order
+    when ``ordered`` or on a path that runs the units in this process."""
     units = list(units)
     cfg = current()
     local_workers = n_workers(jobs if jobs is not None else cfg.jobs)
     few = len(units) < (cfg.min_units or min_units)
     bar = tqdm(total=len(units), desc=desc, disable=not (show and desc), file=sys.stderr)
-    if cfg.mode == "local" and (local_workers <= 1 or few):
+    if not parallel or (cfg.mode == "local" and (local_workers <= 1 or few)):
         for unit in units:
             yield unit, fn(unit)
             bar.update()
@@ -451,7 +441,7 @@ def run_units_as_completed(fn: Callable[[T], R], units: Sequence[T], jobs: int |
     if cfg.mode == "local" and local_workers != cfg.local_workers:
         configure(ExecutorConfig(**{**cfg.__dict__, "jobs": local_workers}))
     try:
-        yield from _dispatch(fn, units, device, on_failure, bar, ordered=False)
+        yield from _dispatch(fn, units, device, on_failure, bar, ordered)
     finally:
         bar.close()
 
