@@ -126,3 +126,19 @@ def test_a_measurement_claims_rows_are_saved_and_restored_without_duplicates(tmp
     back = [json.loads(line) for line in (fresh / "measurements.jsonl").read_text().splitlines()]
     assert sorted((r["problem"], r["side"]) for r in back) == [("seed13", "cl"), ("seed13", "nocl"), ("seed14", "cl")]
     assert partial.restore(fresh, page) == 0                       # a second restore adds nothing
+
+
+def test_a_restored_run_keeps_the_code_stamp_of_rows_measured_before_stamping(tmp_path):
+    """A workspace row measured before rows named their code takes the ``code`` its committed copy
+    carries (the verdict page names every commit that measured a row); a stamped row is kept as is."""
+    work, page = tmp_path / "ws", tmp_path / "page"
+    row = lambda seed, **kw: {"domain": "gripper", "split": "validation", "problem": f"seed{seed}",  # noqa: E731
+                              "side": "cl", "completed": True, "values": {"val_loss": 1.0}, **kw}
+    (page / partial.PARTIAL).mkdir(parents=True)
+    (page / partial.PARTIAL / "measurements.jsonl").write_text(
+        json.dumps(row(13, code="aaaaaaa")) + "\n" + json.dumps(row(14, code="bbbbbbb")) + "\n")
+    work.mkdir()
+    (work / "measurements.jsonl").write_text(json.dumps(row(13)) + "\n" + json.dumps(row(14, code="ccccccc")) + "\n")
+    assert partial.restore(work, page) == 0                        # nothing missing, one stamp added
+    back = [json.loads(line) for line in (work / "measurements.jsonl").read_text().splitlines()]
+    assert [(r["problem"], r.get("code")) for r in back] == [("seed13", "aaaaaaa"), ("seed14", "ccccccc")]

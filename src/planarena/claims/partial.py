@@ -121,8 +121,9 @@ def save(work: Path, page_dir: Path) -> dict:
 def restore(work: Path, page_dir: Path) -> int:
     """Unpack every unit archive of ``page_dir/partial/`` into the workspace ``work`` where the file
     is missing there (a file the workspace already has is kept), and append the saved measurement
-    rows the workspace's ``measurements.jsonl`` lacks. Returns the number of files and rows
-    restored (0 without a partial run).
+    rows the workspace's ``measurements.jsonl`` lacks; a workspace row that names no code (measured
+    before rows were stamped) takes the ``code`` of its saved copy. Returns the number of files and
+    rows restored (0 without a partial run).
 
     Raises:
         ValueError: an archive is not one :func:`save` wrote (names the file).
@@ -131,7 +132,13 @@ def restore(work: Path, page_dir: Path) -> int:
     saved = Path(page_dir) / PARTIAL / ROWS
     if saved.exists():
         target = Path(work) / ROWS
-        have = {row_key(r) for r in read_jsonl(target)} if target.exists() else set()
+        rows = read_jsonl(target) if target.exists() else []
+        stamps = {row_key(r): r["code"] for r in read_jsonl(saved) if r.get("code")}
+        if any(not r.get("code") and row_key(r) in stamps for r in rows):
+            rows = [r if r.get("code") or row_key(r) not in stamps else {**r, "code": stamps[row_key(r)]}
+                    for r in rows]
+            atomic_write_text(target, "".join(json.dumps(r) + "\n" for r in rows))
+        have = {row_key(r) for r in rows}
         missing = [r for r in read_jsonl(saved) if row_key(r) not in have]
         if missing:
             Path(work).mkdir(parents=True, exist_ok=True)
