@@ -28,7 +28,7 @@ for line in sys.stdin:
 {
   echo "# smoke profile on a flat Hanoi folder (30 problems, 1-30 discs): dvc exp run -S profile=smoke -S suite=<hanoi>"
   echo "# code $(git rev-parse --short HEAD), $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores"
-  echo "# stage: wall seconds (from the start of this stage to the start of the next)"
+  echo "# stage: wall seconds (from the start of this stage to the start of the next; DVC's bookkeeping included)"
   python - "$work/run.log" <<'PY'
 import re, sys
 starts = []
@@ -39,8 +39,11 @@ for line in open(sys.argv[1], errors="replace"):
         continue
     last = float(m.group(1))
     s = re.search(r"Running stage '([^']+)'", m.group(2))
+    c = re.search(r"Stage '([^']+)' (is cached|didn't change)", m.group(2))
     if s:
         starts.append((s.group(1), last))
+    elif c:   # restored from DVC's run cache (an off row's stages after an earlier run): counted apart
+        starts.append((c.group(1) + " (cached)", last))
 for (name, t), nxt in zip(starts, [t for _, t in starts[1:]] + [last]):
     print(f"{name:45s} {nxt - t:8.1f}")
 PY
