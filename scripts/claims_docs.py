@@ -3,8 +3,9 @@
 The table reads each claim's ``reports/claims/<id>/verdict.json`` (or says "pre-registered, not
 run"). The power checks are the ones committed with each page (``verdict.json``'s ``power``, written
 when the page was, for the same claim file); only a claim without a page, or whose file changed since,
-is checked here (``planarena claims check``). Everything between the markers ``<!-- verdicts:begin -->`` / ``<!-- verdicts:end -->`` and
-``<!-- checks:begin -->`` / ``<!-- checks:end -->`` is replaced; the prose around them is not.
+is checked here (``planarena claims check``). Everything between the markers
+``<!-- verdicts:begin -->`` / ``<!-- verdicts:end -->`` and ``<!-- checks:begin -->`` /
+``<!-- checks:end -->`` is replaced; the prose around them is not.
 
 Usage (repository root): ``python scripts/claims_docs.py [--draws 200]``
 """
