@@ -22,7 +22,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -76,7 +75,7 @@ def run_arm(params: dict, arm: str, seed: int, steps: int, log_every: int) -> li
         step["n"] += 1
         return l_pred + l_att + l_hid if arm != "none" else l_pred
 
-    fit(model, step_loss, dataclasses.replace(cfg), seed)
+    fit(model, step_loss, cfg, seed)
     return rows
 
 

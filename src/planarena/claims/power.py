@@ -409,5 +409,5 @@ def check(claim: Claim, params: dict, draws: int = DRAWS, seed: int = 0) -> Powe
     return PowerReport(claim.id, draws, outcome, gate, list(dict.fromkeys(assumed)), design, problems)
 
 
-__all__ = ["ASSUMED", "DRAWS", "Design", "ICC", "MAX_FLOOR_CONFIRM", "MIN_POWER", "PowerReport", "Rates", "power_table",
-           "SimulatedData", "check", "design_of"]
+__all__ = ["ASSUMED", "DRAWS", "Design", "ICC", "MAX_FLOOR_CONFIRM", "MIN_POWER", "PowerReport", "Rates",
+           "SimulatedData", "check", "design_of", "power_table"]

@@ -128,14 +128,22 @@ class SATrEncoder(nn.Module):
 REDUCTIONS = ("sum", "mean")
 
 
-def _reduce(total: torch.Tensor, count: torch.Tensor | float, batch: int, reduction: str) -> torch.Tensor:
-    """A contrastive term from its summed squared differences over ``count`` compared elements."""
-    if reduction == "sum":
-        return total / batch
-    if reduction == "mean":
-        return total / max(float(count), 1.0)
-    raise ValueError(f"transformers.train.contrastive_reduction must be one of {', '.join(REDUCTIONS)}, "
-                     f"got {reduction!r}")
+def _check_reduction(reduction: str) -> bool:
+    """Whether ``reduction`` is ``mean`` (the compared elements must be counted).
+
+    Raises:
+        ValueError: not one of :data:`REDUCTIONS`.
+    """
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"transformers.train.contrastive_reduction must be one of {', '.join(REDUCTIONS)}, "
+                         f"got {reduction!r}")
+    return reduction == "mean"
+
+
+def _reduce(total: torch.Tensor, count: torch.Tensor | None, batch: int) -> torch.Tensor:
+    """A contrastive term from its summed squared differences: divided by the batch size (``sum``,
+    ``count`` None) or by the ``count`` of compared elements (``mean``; a tensor, no device sync)."""
+    return total / batch if count is None else total / count.clamp(min=1)
 
 
 def contrastive_loss(out_a, out_b, mask: torch.Tensor, k: int,
@@ -149,16 +157,20 @@ def contrastive_loss(out_a, out_b, mask: torch.Tensor, k: int,
     Raises:
         ValueError: an unknown ``reduction``.
     """
+    mean = _check_reduction(reduction)
     _, hid_a, att_a = out_a
     _, hid_b, att_b = out_b
     b = mask.shape[0]
     pair = (mask[:, :, None] & mask[:, None, :])[:, None]          # (B, 1, N, N)
     l_att = sum(((a - c) ** 2 * pair).sum() for a, c in zip(att_a, att_b))
-    n_att = sum(float(pair.sum()) * a.shape[1] for a in att_a)
     tok = mask[..., None]
     l_hid = sum((((a[..., :k] - c[..., :k]) ** 2) * tok).sum() for a, c in zip(hid_a, hid_b))
-    n_hid = sum(float(tok.sum()) * min(k, a.shape[-1]) for a in hid_a)
-    return _reduce(l_att, n_att, b, reduction), _reduce(l_hid, n_hid, b, reduction)
+    if not mean:
+        return _reduce(l_att, None, b), _reduce(l_hid, None, b)
+    # every module sees the same real pairs and tokens: count them once
+    n_att = pair.sum() * sum(a.shape[1] for a in att_a)
+    n_hid = tok.sum() * sum(min(k, a.shape[-1]) for a in hid_a)
+    return _reduce(l_att, n_att, b), _reduce(l_hid, n_hid, b)
 
 
 def _gather_tokens(x: torch.Tensor, perm: torch.Tensor, dim: int) -> torch.Tensor:
@@ -182,21 +194,26 @@ def pair_losses(out_a, out_b, k: int, perm: torch.Tensor | None = None,
     Raises:
         ValueError: an unknown ``reduction``.
     """
+    mean = _check_reduction(reduction)
     b = out_a.logits.shape[0]
-    l_att, n_att = out_a.logits.new_zeros(()), 0.0
+    l_att = out_a.logits.new_zeros(())
+    n_att = out_a.logits.new_zeros(()) if mean else None
     for (a, qm, km), (c, _, _) in zip(out_a.attention, out_b.attention):
         if perm is not None:
             c = _gather_tokens(_gather_tokens(c, perm, 2), perm, 3)
         pair = qm[:, None, :, None] & km[:, None, None, :]
         l_att = l_att + ((a - c) ** 2 * pair).sum()
-        n_att += float(pair.sum()) * a.shape[1]
-    l_hid, n_hid = out_a.logits.new_zeros(()), 0.0
+        if mean:   # modules differ in their masks (self- vs cross-attention)
+            n_att = n_att + pair.sum() * a.shape[1]
+    l_hid = out_a.logits.new_zeros(())
+    n_hid = out_a.logits.new_zeros(()) if mean else None
     for (a, m), (c, _) in zip(out_a.hidden, out_b.hidden):
         if perm is not None:
             c = _gather_tokens(c, perm, 1)
         l_hid = l_hid + (((a[..., :k] - c[..., :k]) ** 2) * m[..., None]).sum()
-        n_hid += float(m.sum()) * min(k, a.shape[-1])
-    return _reduce(l_att, n_att, b, reduction), _reduce(l_hid, n_hid, b, reduction)
+        if mean:
+            n_hid = n_hid + m.sum() * min(k, a.shape[-1])
+    return _reduce(l_att, n_att, b), _reduce(l_hid, n_hid, b)
 
 
 def count_parameters(model: nn.Module) -> int:
