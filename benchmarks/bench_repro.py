@@ -34,7 +34,9 @@ PAPER_KEY = ("      astar_lmcut: {time_limit: 60, memory_limit_mb: 8192}",
 
 
 def run(cmd: str, cwd: Path, log: Path) -> tuple[float, list[tuple[float, str]]]:
-    """Run a shell command; return its wall time (s) and the (time, stage) of every stage DVC ran.
+    """Run a shell command; return its wall time (s) and the (time, stage) of every stage DVC ran
+    and of every row the train and evaluate stages ran (``train@<row>``; the bare ``train`` and
+    ``evaluate`` then time the stages' own overhead).
     The clone's own ``src`` is imported (a reused venv's editable install points elsewhere, and the
     stages fingerprint the code they import)."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(cwd / "src"))
@@ -45,7 +47,8 @@ def run(cmd: str, cwd: Path, log: Path) -> tuple[float, list[tuple[float, str]]]
                                 stderr=subprocess.STDOUT, text=True)
         for line in proc.stdout:
             fh.write(line)
-            m = re.search(r"Running stage '([^']+)'", line)
+            # a DVC stage, or a row's share of the train / evaluate stage (`train@<row>: running`)
+            m = re.search(r"Running stage '([^']+)'", line) or re.search(r"((?:train|evaluate)@\S+): running \(", line)
             if m:
                 stages.append((time.perf_counter() - start, m.group(1)))
         rc = proc.wait()
@@ -56,7 +59,8 @@ def run(cmd: str, cwd: Path, log: Path) -> tuple[float, list[tuple[float, str]]]
 
 def family_shares(stage_s: dict[str, float], params_file: Path) -> dict[str, float]:
     """Seconds per share of the budget: ``data`` (resolve and data stages), each method family
-    (its train@/evaluate@ stages, family from the registered class) and ``report``. Imports the
+    (its rows' shares ``train@<row>`` / ``evaluate@<row>``, family from the registered class),
+    ``train`` and ``evaluate`` (those stages' time outside any row) and ``report``. Imports the
     clone's ``src`` (this script may run outside the venv)."""
     sys.path.insert(0, str(params_file.parent / "src"))
     from planarena.config import load_params
@@ -69,7 +73,7 @@ def family_shares(stage_s: dict[str, float], params_file: Path) -> dict[str, flo
             cls, _ = resolve(stage.split("@", 1)[1], params)
             key = cls.family
         else:
-            key = "report" if stage == "report" else "data"
+            key = stage if stage in ("report", "train", "evaluate") else "data"
         out[key] = round(out.get(key, 0.0) + sec, 1)
     return out
 

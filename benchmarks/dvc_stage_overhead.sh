@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # DVC's own cost per stage with this project's params.yaml: two throwaway DVC projects, each with
-# one resolve-like stage and a trivial `foreach: ${methods}` stage per row (as dvc.yaml's train@),
+# one resolve-like stage and a trivial `foreach: ${methods}` stage per row (as dvc.yaml's train@ stages were before 2026-11-29),
 # which differ only in how the resolve stage depends on params.yaml:
 #   whole: `params: [params.yaml:]` (every key copied into dvc.lock, which DVC parses and rewrites
 #          after each stage; dvc.yaml before 2026-11-29)

@@ -38,7 +38,8 @@ for line in open(sys.argv[1], errors="replace"):
     if not m:
         continue
     last = float(m.group(1))
-    s = re.search(r"Running stage '([^']+)'", m.group(2))
+    # a DVC stage, or a row's share of the train / evaluate stage
+    s = re.search(r"Running stage '([^']+)'", m.group(2)) or re.search(r"((?:train|evaluate)@\S+): running \(", m.group(2))
     c = re.search(r"Stage '([^']+)' (is cached|didn't change)", m.group(2))
     if s:
         starts.append((s.group(1), last))

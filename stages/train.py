@@ -1,8 +1,9 @@
-"""DVC stage `train@<method>`: train one method (see planarena.runner.stages). Usage: train.py METHOD
+"""DVC stage `train`: train every row of `methods` that runs in the active profile and whose inputs
+changed (see planarena.runner.stages.run_train_rows). Usage: train.py [ROW ...]  (no rows: all)
 """
 import sys
 
 from planarena.runner.entry import run_stage_script
 
 if __name__ == "__main__":
-    run_stage_script("train", sys.argv[1])
+    run_stage_script("train", *sys.argv[1:])

@@ -43,7 +43,7 @@ def _timeless_lock(lock_text: str) -> dict:
     for name, entry in stages.items():
         if name in ("resolve", "resolve_methods", "report"):
             continue
-        if name.startswith("evaluate@"):
+        if name == "evaluate":
             entry = {k: v for k, v in entry.items() if k != "outs"}
         out[name] = entry
     return out
@@ -62,26 +62,35 @@ def _records_without_times(work: Path) -> dict:
 
 
 def _ran(output: str) -> set[str]:
-    return set(re.findall(r"Running stage '([^']+)'", output))
+    """The DVC stages that ran, with the train and evaluate stages given as the rows they worked
+    on (``train@<row>``, from the plan line each prints: ``train: 2 rows to run (a, b), ...``)."""
+    stages = set(re.findall(r"Running stage '([^']+)'", output)) - {"train", "evaluate"}
+    for stage, rows in re.findall(r"^(train|evaluate): \d+ rows to run \(([^)]*)\)", output, re.M):
+        stages |= {f"{stage}@{row}" for row in rows.split(", ") if row != "none"}
+    return stages
+
+
+def _off(output: str) -> dict[str, int]:
+    """Rows each of the train and evaluate stages reported off in this profile."""
+    return {stage: int(n) for stage, n in re.findall(r"^(train|evaluate): .* (\d+) off in this profile", output, re.M)}
 
 
 #: The methods the pipeline checks need: every family, every kind of floor a stage computes apart
 #: (the walk, the untrained twin, the schema references) and of row (search, lookahead policy,
 #: decoder, pool ranker, schema learner), and the methods whose retraining is compared byte for byte.
-#: The other configurations are variants of these whose stages are wired the same way (unit tests
-#: cover them: EmbedPlan's identity floor, DIAS's names-only observations). A stage's cost here is
-#: mostly its process and DVC's bookkeeping (2-8 s each, its work well under a second for most), so
-#: every row left out keeps this test shorter (CI time): 11 rows and the off row.
+#: The other configurations are variants of these that the stages run the same way (unit tests
+#: cover them: EmbedPlan's identity floor, DIAS's names-only observations); every row left out keeps
+#: this test shorter (CI time): 11 rows and the off row.
 E2E_METHODS = ("fd_astar_lmcut", "random_walk", "wl_xgb_delta", "wl_xgb_delta_untrained", "embedplan_mlp",
                "satr_encdec_cl_applicable", "aiw_ad", "aiw_ad_uniform", "wl_goose", "schema_true_domain",
                "dias_strips")
 
-#: The stages rerun in the stage process (``jobs: 1``) and compared with the 2-worker cluster's
-#: outputs: one per kind of unit whose result once depended on the process it ran in (R-GNN
-#: training, pymimir problems in WL decoding, torch training, schema learning).
 #: A row off in the default profile (``run: false``), kept off here
 OFF_ROW = "baiw_ad"
 
+#: The rows rerun in the stage process (``jobs: 1``) and compared with the 2-worker cluster's
+#: outputs: one per kind of unit whose result once depended on the process it ran in (R-GNN
+#: training, pymimir problems in WL decoding, torch training, schema learning).
 SERIAL_METHODS = ("aiw_ad", "wl_xgb_delta", "satr_encdec_cl_applicable", "dias_strips")
 
 
@@ -148,9 +157,9 @@ def test_repro_then_noop_then_param_change(repo):
         recs = [json.loads(line) for line in (work / "data" / "results" / f"{twin}.jsonl").read_text().splitlines()]
         assert recs and all(r["method"] == twin for r in recs)
     assert "vs untrained twin" in board
-    # the off row: its stages ran and did nothing, the report does not list it
-    assert {f"train@{OFF_ROW}", f"evaluate@{OFF_ROW}"} <= _ran(first)
-    assert (work / "data" / "results" / f"{OFF_ROW}.jsonl").read_text() == ""
+    # the off row: the stages skip it and its two twins (and say so), the report does not list it
+    assert not {f"train@{OFF_ROW}", f"evaluate@{OFF_ROW}"} & _ran(first) and _off(first) == {"train": 3, "evaluate": 3}
+    assert not (work / "data" / "results" / f"{OFF_ROW}.jsonl").exists()
     assert OFF_ROW not in board and OFF_ROW not in (work / "reports" / "detail" / "coverage.md").read_text()
     assert len(board.splitlines()) < 200  # the front page; the wide tables are on detail pages
     # on the smoke profile nothing needs a reader's attention
@@ -210,18 +219,19 @@ def test_repro_then_noop_then_param_change(repo):
     records = _records_without_times(work)
     params = (work / "params.yaml").read_text()
     (work / "params.yaml").write_text(params.replace("\njobs: 2 ", "\njobs: 1 ", 1))
-    for m in SERIAL_METHODS:
+    for m in SERIAL_METHODS:   # the rows' outputs deleted: the stages retrain and re-evaluate them, no other row
         (work / "data" / "results" / f"{m}.jsonl").unlink()
+        shutil.rmtree(work / "data" / "models" / m)
     stages = [f"{s}@{m}" for m in SERIAL_METHODS for s in ("train", "evaluate")]
     # ... with a CPU hog beside it: limits that decide outcomes count CPU time, not wall time (the
-    # report rebuilt in the same `dvc repro`: each call costs DVC ~10 s of bookkeeping)
+    # report rebuilt in the same `dvc repro`)
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
-        serial = _run(["dvc", "repro", "-f", "-s", *stages, "report"], work, env)
+        serial = _run(["dvc", "repro", "-f", "-s", "train", "evaluate", "report"], work, env)
     finally:
         hog.kill()
         hog.wait()
-    assert {*stages, "report"} <= _ran(serial), serial
+    assert _ran(serial) == {*stages, "report"}, serial
     assert (work / "reports" / "metrics.json").read_text() == metrics
     assert _records_without_times(work) == records
     assert _timeless_lock((work / "dvc.lock").read_text()) == _timeless_lock(lock), _lock_diff(work, env)
@@ -242,13 +252,14 @@ def test_repro_then_noop_then_param_change(repo):
     show = _run(["dvc", "exp", "show", "--no-pager", "--md"], work, env)
     assert "coverage" in show and "planners.astar_lmcut.time_limit" in show
 
-    # an edit to one family reruns that family's stages and the report, nothing else (WL-GOOSE: one
-    # row and the cheapest stages of the rows here; the edit is in a module of its subpackage that the
-    # method imports)
+    # an edit to one family retrains and re-evaluates that family's rows and rebuilds the report,
+    # nothing else (WL-GOOSE: one row, its twin and the cheapest stages of the rows here; the edit is
+    # in a module of its subpackage that the method imports)
     family = work / "src" / "planarena" / "methods" / "wl_goose" / "method.py"
     family.write_text(family.read_text() + "\n\nEDITED = True\n")
     ran = _ran(_run(["dvc", "repro"], work, env))
     blocks = yaml.safe_load((work / "params.yaml").read_text())["methods"]
     rows = [m for m, b in blocks.items() if (b or {}).get("method", m) == "wl_goose"]
-    assert rows == ["wl_goose"]
-    assert ran == {"resolve", "resolve_methods", "report", "train@wl_goose", "evaluate@wl_goose"}, ran
+    assert rows == ["wl_goose"]   # and its untrained twin, generated (no block of its own here)
+    assert ran == {"resolve", "resolve_methods", "report", *(f"{s}@{m}" for s in ("train", "evaluate")
+                                                               for m in ("wl_goose", "wl_goose_untrained"))}, ran

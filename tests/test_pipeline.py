@@ -201,3 +201,45 @@ def test_never_revisit_walk_never_repeats_a_state_and_is_seeded(tmp_path):
         else:
             assert a.outcome == "unsolved" and a.failure_reason == "dead end: every successor already visited"
     assert outcomes == {"solved", "unsolved"}
+
+
+def test_train_and_evaluate_stages_run_only_rows_whose_inputs_changed(planned):
+    """The train and evaluate stages walk every row: a row off in the profile is left alone (its
+    earlier records kept), a row whose inputs file did not change since its last complete run is
+    up to date, and a change to one row's block reruns that row only (DVC's per-stage test, row by
+    row); ``force`` reruns a named row, an unknown row name fails."""
+    from planarena.runner.inputs import run_resolve_methods_stage
+    from planarena.runner.stages import evaluate_stamp, run_evaluate_rows, run_train_rows
+
+    params, layout = planned
+    params = {**params, "jobs": 1, "methods": {
+        "random_walk": {"horizon": 30}, "random_walk_novisit": {"method": "random_walk", "horizon": 30},
+        "off_walk": {"method": "random_walk", "horizon": 30, "run": False}}}
+    off_records = layout.results / "off_walk.jsonl"
+    off_records.parent.mkdir(parents=True)
+    off_records.write_text('{"kept": true}\n')
+    run_resolve_methods_stage(params, layout)
+    assert run_train_rows(params, layout) == {"random_walk": "trained", "random_walk_novisit": "trained",
+                                              "off_walk": "off"}
+    assert run_evaluate_rows(params, layout) == {"random_walk": "evaluated", "random_walk_novisit": "evaluated",
+                                                 "off_walk": "off"}
+    assert not (layout.models / "off_walk").exists() and off_records.read_text() == '{"kept": true}\n'
+    records = {m: (layout.results / f"{m}.jsonl").read_bytes() for m in ("random_walk", "random_walk_novisit")}
+    assert all(records.values()) and evaluate_stamp(layout, "random_walk").exists()
+
+    run_resolve_methods_stage(params, layout)
+    assert set(run_train_rows(params, layout).values()) == {"up to date", "off"}
+    assert set(run_evaluate_rows(params, layout).values()) == {"up to date", "off"}
+
+    params["methods"]["random_walk"]["horizon"] = 31
+    run_resolve_methods_stage(params, layout)
+    assert run_train_rows(params, layout)["random_walk"] == "trained"
+    assert run_evaluate_rows(params, layout) == {"random_walk": "evaluated", "random_walk_novisit": "up to date",
+                                                 "off_walk": "off"}
+    assert (layout.results / "random_walk_novisit.jsonl").read_bytes() == records["random_walk_novisit"]
+    assert run_evaluate_rows(params, layout, "random_walk_novisit", force=True) == {"random_walk_novisit": "evaluated"}
+    # a killed evaluation leaves no stamp: the next run resumes the row
+    evaluate_stamp(layout, "random_walk").unlink()
+    assert run_evaluate_rows(params, layout, "random_walk") == {"random_walk": "evaluated"}
+    with pytest.raises(KeyError, match="no methods block 'random_wlak'"):
+        run_train_rows(params, layout, "random_wlak")

@@ -237,10 +237,8 @@ def test_stage_main_reports_a_held_lock_in_one_line(tmp_path, monkeypatch, capsy
 def test_rows_off_in_the_default_profile_run_under_full_and_one_by_one(tmp_path):
     """The default profile runs the floors, the planners and each family's headline rows; `full`
     (and `paper`) run every row; `-S methods.<row>.run=true` turns one row on. An off row's inputs
-    name nothing of its family (its edits rerun nothing), its stages return at once with empty
-    outputs, and a records file it left earlier is kept."""
+    name nothing of its family (its edits rerun nothing; the stages skip it: test_pipeline)."""
     from planarena.methods import resolve, running, runs
-    from planarena.runner.entry import skip_row
 
     raw = _raw_params()
     default = resolve_profile(raw)
@@ -256,14 +254,4 @@ def test_rows_off_in_the_default_profile_run_under_full_and_one_by_one(tmp_path)
 
     layout = Layout(tmp_path / "data")
     assert inputs.method_inputs("train", "baiw_ad", default, layout) == {"stage": "train@baiw_ad", "run": False}
-    for stage in ("train", "evaluate"):
-        path = inputs.inputs_file(layout, stage, "baiw_ad")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(inputs.method_inputs(stage, "baiw_ad", default, layout)))
-    old = layout.root / "results" / "baiw_ad.jsonl"
-    old.parent.mkdir(parents=True)
-    old.write_text('{"kept": true}\n')
-    assert skip_row("train", "baiw_ad", layout.root) and skip_row("evaluate", "baiw_ad", layout.root)
-    assert (layout.root / "models" / "baiw_ad" / "train.json").read_text().strip() == '{"status": "off"}'
-    assert old.read_text() == '{"kept": true}\n'
-    assert not skip_row("train", "aiw_ad", layout.root)   # no inputs file saying off: the stage runs
+    assert inputs.inputs_file(layout, "evaluate", "baiw_ad") == layout.root / "inputs" / "evaluate" / "baiw_ad.json"

@@ -88,7 +88,7 @@ def test_every_learned_row_has_an_untrained_twin(profile):
             assert _plain(rest, rest.get("method", twin)) == _plain(row_config, row_config.get("method", row))
             # a twin runs with its row, except where the profile turns the twins off (smoke)
             assert runs(twin, params) == (runs(row, params) and params.get("run_twins", True) is not False)
-            # DVC runs train@/evaluate@ per key of the file's `methods`: the twin must be one
+            # every row a stage runs is a block a reader finds in params.yaml (and `planarena rows` lists)
             assert twin in raw_methods, f"{twin}: add `{twin}: {{twin_of: {row}}}` to params.yaml"
             t = cls.report_traits(config, params)
             assert (t.role, t.twin_of, t.kind, t.floor_kinds, t.budget) == ("floor", row, row_traits.kind,

@@ -65,22 +65,25 @@ STAGES = ENTRIES
 @app.command()
 def stage(
     name: str = typer.Argument(..., help=f"one of: {', '.join(STAGES)}"),
-    method: Optional[str] = typer.Argument(None, help="method name (train and evaluate only)"),
+    rows: Optional[list[str]] = typer.Argument(None, help="train and evaluate only: the rows (default: every row)"),
+    force: bool = typer.Option(False, "--force", help="train / evaluate the rows even when up to date"),
     params: Path = typer.Option(Path("params.yaml"), help="params file"),
 ) -> None:
-    """Run one pipeline stage's code directly (what `dvc repro <stage>` runs, without DVC's bookkeeping)."""
+    """Run one pipeline stage's code directly (what `dvc repro <stage>` runs, without DVC's bookkeeping).
+    `planarena stage train wl_xgb_delta --force` retrains one row."""
     import importlib
 
     if name not in STAGES:
         raise typer.BadParameter(f"unknown stage {name!r}; stages: {', '.join(STAGES)}")
+    rows = list(rows or [])
+    if (rows or force) and name not in ("train", "evaluate"):
+        raise typer.BadParameter(f"rows and --force are for the train and evaluate stages, not {name!r}")
     module, _, fn = STAGES[name].partition(":")
-    extra = [method] if name in ("train", "evaluate") else []
-    if name in ("train", "evaluate") and not method:
-        raise typer.BadParameter("train and evaluate need a method name")
+    kwargs = {"force": True} if force else {}
     if name in ("train", "evaluate"):
         pin_threads()
-    stage_main(getattr(importlib.import_module(module), fn), *extra, params_file=str(params),
-               what=" ".join([name, *extra]))
+    stage_main(getattr(importlib.import_module(module), fn), *rows, params_file=str(params),
+               what=" ".join([name, *rows]), **kwargs)
 
 
 @app.command("generate-domain")

@@ -132,8 +132,8 @@ def with_twins(params: dict) -> dict:
     search, decoder, limits and caps, no training. It is
 
     * a configured block with ``twin_of: <row>`` (and ``untrained: v``; ``true`` when absent),
-      completed from the row: ``<row>_untrained: {twin_of: <row>}`` in params.yaml gives DVC its
-      stages (``train@`` / ``evaluate@`` are ``foreach`` over the file's ``methods``);
+      completed from the row: ``<row>_untrained: {twin_of: <row>}`` in params.yaml names it for
+      a reader of the file;
     * else a configured block equal to the row's but for ``untrained: v`` (e.g.
       ``embedplan_untrained`` of ``embedplan_mlp``), which keeps its name and gets ``twin_of``;
     * else a new block ``<row>_untrained`` / ``<row>_<v>`` (:func:`twin_name`).

@@ -112,9 +112,9 @@ def report_input_error(exc: BaseException) -> None:
     raise SystemExit(1) from None
 
 
-def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str | None = None) -> None:
+def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str | None = None, **kwargs) -> None:
     """Load params, configure the executor (params ``jobs``, ``executor``), take the workspace lock,
-    run ``fn(params, Layout(), *args)``, close the executor's cluster.
+    run ``fn(params, Layout(), *args, **kwargs)``, close the executor's cluster.
 
     Expected input errors (:data:`INPUT_ERRORS`: bad params, malformed PDDL, missing suite
     directory, a held workspace lock) exit with status 1 and one line per problem naming the file or
@@ -130,47 +130,20 @@ def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str 
         layout = Layout()
         executor.configure(executor.config_from_params(params, layout.root))
         with WorkspaceLock(layout.root, label):
-            fn(params, layout, *args)
+            fn(params, layout, *args, **kwargs)
     except INPUT_ERRORS as exc:
         report_input_error(exc)
     finally:
         executor.shutdown()
 
 
-def skip_row(stage: str, instance: str, root: str | os.PathLike = "data") -> bool:
-    """For ``train@<instance>`` / ``evaluate@<instance>`` of a row that does not run in this profile
-    (its inputs file, written by ``resolve_methods``, says ``"run": false``): make the stage's
-    output exist (an empty model folder with ``train.json`` ``{"status": "off"}``; the records file,
-    created empty if missing and otherwise left as it is: no stage loses results already computed,
-    and the report reads only rows that run) and return True, in well under a second (no family is
-    imported). False otherwise."""
-    path = Path(root) / "inputs" / "methods" / f"{stage}.{instance}.json"
-    try:
-        if json.loads(path.read_text()).get("run", True) is not False:
-            return False
-    except (OSError, ValueError):
-        return False
-    if stage == "train":
-        out = Path(root) / "models" / instance
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "train.json").write_text('{"status": "off"}\n')
-    else:
-        out = Path(root) / "results" / f"{instance}.jsonl"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.touch()
-    print(f"{stage} {instance}: off in this profile (methods.{instance}.run: false; -S methods.{instance}.run=true "
-          f"or -S profile=full runs it)")
-    return True
-
-
 def run_stage_script(name: str, *args: str) -> None:
     """What ``stages/<name>.py`` runs: the stage's entry point from the stage table
     (:data:`planarena.runner.inputs.STAGES`, plus ``resolve`` / ``resolve_methods``), under
-    :func:`stage_main`. ``train`` and ``evaluate`` pin one compute thread per process first."""
+    :func:`stage_main`. ``train`` and ``evaluate`` (``args``: rows, all when none) pin one compute
+    thread per process first."""
     import importlib
 
-    if name in ("train", "evaluate") and args and skip_row(name, args[0]):
-        return
     if name in ("train", "evaluate"):
         pin_threads()
     from planarena.runner.inputs import ENTRIES

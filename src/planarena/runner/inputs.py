@@ -5,8 +5,8 @@ list of modules and whole data folders as deps (what ``dvc.yaml`` did before) re
 needed: an edit to one method family retrains every family, and a key under ``profiles.paper``
 reruns every stage of a default-profile run. Instead, the cheap ``resolve`` and ``resolve_methods``
 stages write one small JSON file per stage, ``data/inputs/stages/<stage>.json`` and
-``data/inputs/methods/<train|evaluate>.<method>.json``, holding exactly what that stage's results
-depend on:
+``data/inputs/<train|evaluate>/<row>.json`` (one per row of ``methods``), holding exactly what
+that stage's results depend on:
 
 - ``params``: the params the stage reads, *resolved in the active profile*
   (:func:`planarena.config.resolve_profile`): a key under an inactive profile is not there;
@@ -17,9 +17,11 @@ depend on:
 - ``data`` (train and evaluate stages only): a hash per data folder the method family declares in
   :attr:`planarena.methods.base.Method.data_deps`.
 
-Each stage's only DVC deps are its own file (and, for ordering, its upstream outputs), so a stage
+Each data stage's only DVC deps are its own file (and, for ordering, its upstream outputs), so it
 reruns exactly when something it reads changes; the files are rewritten byte-identically otherwise,
-and DVC compares content, not times. ``jobs`` enters no file: results do not depend on it.
+and DVC compares content, not times. The ``train`` and ``evaluate`` stages depend on their folder and
+run only the rows whose file changed (:func:`planarena.runner.stages.run_train_rows`). ``jobs``
+enters no file: results do not depend on it.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ class StageSpec:
     params: tuple[str, ...] = ()
 
 
-#: The pipeline's stages (docs/pipeline.md); ``train`` and ``evaluate`` run once per
-#: ``methods`` block, and read that block plus what the method declares (see :func:`method_inputs`).
+#: The pipeline's stages (docs/pipeline.md); ``train`` and ``evaluate`` work row by row (each
+#: ``methods`` block), and a row reads its block plus what the method declares (:func:`method_inputs`).
 STAGES: dict[str, StageSpec] = {
     "generate": StageSpec("planarena.datasets.suites:run_stage", "stages/generate.py",
                           ("seed", "suite", "suites.{suite}")),
@@ -63,9 +65,9 @@ STAGES: dict[str, StageSpec] = {
                            ("acp.domains", "acp.encoders", "embed_text")),
     "schema_data": StageSpec("planarena.datasets.schema:run_stage", "stages/schema_data.py",
                              ("seed", "schema")),
-    "train": StageSpec("planarena.runner.stages:run_train_stage", "stages/train.py"),
+    "train": StageSpec("planarena.runner.stages:run_train_rows", "stages/train.py"),
     # `evaluation.lockstep_batch` only for lockstep methods (method_inputs); `jobs` for none
-    "evaluate": StageSpec("planarena.runner.stages:run_evaluate_stage", "stages/evaluate.py",
+    "evaluate": StageSpec("planarena.runner.stages:run_evaluate_rows", "stages/evaluate.py",
                           ("evaluation.splits", "evaluation.seeds", "evaluation.time_limit")),
     # the leaderboard's Info section shows a hash of the whole resolved params
     "report": StageSpec("planarena.report.leaderboard:run_stage", "stages/report.py", ("*",)),
@@ -146,7 +148,7 @@ def stage_inputs(name: str, params: dict) -> dict:
 
 
 def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> dict:
-    """The inputs file content of ``train@<instance>`` or ``evaluate@<instance>``: the method's
+    """The inputs file content of row ``instance`` in stage ``train`` or ``evaluate``: the method's
     params block, the params it declares (:attr:`Method.uses_params`), the seeds (and for
     evaluation the evaluation settings), the code of the runner and of the method's class, and a
     hash of each data folder it declares (:attr:`Method.data_deps`). The train stage of a method
@@ -179,9 +181,10 @@ def method_inputs(stage: str, instance: str, params: dict, layout: Layout) -> di
 
 
 def inputs_file(layout: Layout, stage: str, instance: str | None = None) -> Path:
-    """``data/inputs/stages/<stage>.json`` or ``data/inputs/methods/<stage>.<instance>.json``."""
+    """``data/inputs/stages/<stage>.json``, or ``data/inputs/<stage>/<instance>.json`` for a row of
+    the ``train`` or ``evaluate`` stage."""
     if instance:
-        return layout.root / "inputs" / "methods" / f"{stage}.{instance}.json"
+        return layout.root / "inputs" / stage / f"{instance}.json"
     return layout.root / "inputs" / "stages" / f"{stage}.json"
 
 
@@ -197,13 +200,13 @@ def run_resolve_stage(params: dict, layout: Layout) -> list[Path]:
 
 
 def run_resolve_methods_stage(params: dict, layout: Layout) -> list[Path]:
-    """Stage ``resolve_methods``: write the inputs file of ``train@m`` and ``evaluate@m`` for every
-    block of ``methods``. Runs after the data stages (it hashes the data each method declares)."""
+    """Stage ``resolve_methods``: write the train and evaluate inputs file of every block of
+    ``methods``. Runs after the data stages (it hashes the data each method declares)."""
     written = []
     for instance in sorted(params.get("methods") or {}):
         for stage in ("train", "evaluate"):
             path = inputs_file(layout, stage, instance)
             atomic_write_json(path, method_inputs(stage, instance, params, layout))
             written.append(path)
-    print(f"resolve_methods: {len(written)} stage input files in {layout.root / 'inputs' / 'methods'}")
+    print(f"resolve_methods: {len(written)} row input files in {layout.root / 'inputs'}/{{train,evaluate}}")
     return written

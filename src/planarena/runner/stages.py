@@ -1,4 +1,13 @@
-"""The ``train`` and ``evaluate`` stages, one instance per method (``foreach`` over ``methods``).
+"""The ``train`` and ``evaluate`` stages: one DVC stage each, over every row (block of ``methods``).
+
+Each stage walks the rows of the resolved params (:func:`run_train_rows`, :func:`run_evaluate_rows`)
+and works only on the rows that run in the active profile and whose inputs changed: a row is *up to
+date* when the inputs file ``resolve_methods`` wrote for it (``data/inputs/<stage>/<row>.json``:
+the params it reads, its code, its data) equals the copy stored beside its outputs at the end of
+its last complete run. That is the test DVC applied when each row was a stage of its own
+(``train@<row>``), made in a loop instead: DVC's bookkeeping cost about 4 s per stage whatever the
+stage did (it rewrites the whole ``dvc.lock`` after each), and 10 of the 24 minutes of a 2-core
+smoke run went to the ~180 stages of rows that did not run (docs/pipeline.md#rows-in-one-stage).
 
 Training writes ``data/models/<method>/``; ``train.json`` holds the training facts that decide the
 results (status, model sizes, ...) and nothing that varies between identical runs: wall times go
@@ -15,8 +24,10 @@ method's ``successor_protocols`` (``successor_set``, ``pool``).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
+import shutil
 import time
 import traceback
 from pathlib import Path
@@ -206,3 +217,124 @@ def _record_not_applicable(ctx: EvalContext) -> int:
         ).to_dict())
         n += 1
     return n
+
+
+# ------------------------------------------------------------------------------------------------
+# The stages: every row, each when it runs and its inputs changed
+# ------------------------------------------------------------------------------------------------
+
+#: the copy of a row's train inputs file in its model folder, written when its training completed
+TRAIN_STAMP = "inputs.json"
+
+
+def evaluate_stamp(layout: Layout, row: str) -> Path:
+    """``data/results/<row>.inputs.json``: the row's evaluate inputs file and the hash of its model
+    folder when its last evaluation completed (beside ``<row>.jsonl``; no reader globs it)."""
+    return Path(layout.results) / f"{row}.inputs.json"
+
+
+def _stage_rows(stage: str, params: dict, layout: Layout, rows: tuple[str, ...]) -> list[tuple[str, dict]]:
+    """``(row, inputs)`` for the named rows (all of ``methods`` when none), in params order. The
+    inputs come from the file ``resolve_methods`` wrote (computed here when it is missing: a hand
+    run of ``planarena stage`` before any ``dvc repro``).
+
+    Raises:
+        KeyError: a named row is not a block of ``methods`` (the message lists the valid ones).
+    """
+    from planarena.runner.inputs import inputs_file, method_inputs
+
+    blocks = params.get("methods") or {}
+    unknown = [r for r in rows if r not in blocks]
+    if unknown:
+        raise KeyError(f"no methods block {', '.join(map(repr, unknown))}; rows: {', '.join(blocks)}")
+    out = []
+    for row in rows or tuple(blocks):
+        path = inputs_file(layout, stage, row)
+        try:
+            inputs = json.loads(path.read_text())
+        except (OSError, ValueError):
+            inputs = method_inputs(stage, row, params, layout)
+        out.append((row, inputs))
+    return out
+
+
+def _plan(stage: str, todo: list[str], fresh: list[str], off: list[str]) -> None:
+    print(f"{stage}: {len(todo)} rows to run ({', '.join(todo) or 'none'}), {len(fresh)} up to date, "
+          f"{len(off)} off in this profile (-S methods.<row>.run=true or -S profile=full runs them)", flush=True)
+
+
+def _starting(stage: str, row: str, i: int, n: int) -> None:
+    # `<stage>@<row>` names a row's share of a stage in logs and in docs/cost.md (benchmarks time
+    # the rows from these lines)
+    print(f"{stage}@{row}: running ({i}/{n})", flush=True)
+
+
+def run_train_rows(params: dict, layout: Layout, *rows: str, force: bool = False) -> dict[str, str]:
+    """Stage ``train``: train every row that runs and whose train inputs changed since its model
+    was written (:data:`TRAIN_STAMP`); ``rows`` limits it to those, ``force`` retrains them even
+    when up to date. A row whose inputs changed loses its stale model folder first (DVC's cache
+    keeps the committed one). A training run that raises is an outcome (``train.json`` ``status:
+    failed``, :func:`run_train_stage`), not a crash of the stage.
+
+    Returns: ``{row: "trained" | "up to date" | "off"}``.
+
+    Raises:
+        KeyError: a named row is not a block of ``methods``.
+    """
+    status, todo = {}, []
+    for row, inputs in _stage_rows("train", params, layout, rows):
+        stamp = Path(layout.models) / row / TRAIN_STAMP
+        if inputs.get("run") is False:
+            status[row] = "off"
+        elif not force and (stamp.parent / "train.json").exists() and read_json_or_empty(stamp) == inputs:
+            status[row] = "up to date"
+        else:
+            todo.append((row, inputs))
+    _plan("train", [r for r, _ in todo], [r for r, s in status.items() if s == "up to date"],
+          [r for r, s in status.items() if s == "off"])
+    for i, (row, inputs) in enumerate(todo, 1):
+        _starting("train", row, i, len(todo))
+        model_dir = Path(layout.models) / row
+        if model_dir.exists():
+            shutil.rmtree(model_dir)
+        run_train_stage(params, layout, row)
+        atomic_write_json(model_dir / TRAIN_STAMP, inputs)
+        status[row] = "trained"
+        gc.collect()
+    return status
+
+
+def run_evaluate_rows(params: dict, layout: Layout, *rows: str, force: bool = False) -> dict[str, str]:
+    """Stage ``evaluate``: evaluate every row that runs and whose evaluate inputs or model folder
+    changed since its last complete evaluation (:func:`evaluate_stamp`); ``rows`` limits it to
+    those, ``force`` evaluates them even when up to date. Each row's evaluation resumes (records
+    of the same config fingerprint are kept, :func:`run_evaluate_stage`); an off row's records file
+    is left as it is (the report reads only rows that run).
+
+    Returns: ``{row: "evaluated" | "up to date" | "off"}``.
+
+    Raises:
+        KeyError: a named row is not a block of ``methods``.
+    """
+    from planarena.core.fingerprint import folder_hash
+
+    status, todo = {}, []
+    for row, inputs in _stage_rows("evaluate", params, layout, rows):
+        want = {"inputs": inputs, "model": folder_hash(Path(layout.models) / row)}
+        if inputs.get("run") is False:
+            status[row] = "off"
+        elif (not force and (Path(layout.results) / f"{row}.jsonl").exists()
+              and read_json_or_empty(evaluate_stamp(layout, row)) == want):
+            status[row] = "up to date"
+        else:
+            todo.append((row, want))
+    _plan("evaluate", [r for r, _ in todo], [r for r, s in status.items() if s == "up to date"],
+          [r for r, s in status.items() if s == "off"])
+    for i, (row, want) in enumerate(todo, 1):
+        _starting("evaluate", row, i, len(todo))
+        evaluate_stamp(layout, row).unlink(missing_ok=True)
+        run_evaluate_stage(params, layout, row)
+        atomic_write_json(evaluate_stamp(layout, row), want)
+        status[row] = "evaluated"
+        gc.collect()
+    return status
