@@ -9,7 +9,7 @@ repository:
 3. ``dvc repro`` after changing a key under ``profiles.paper``: which stages rerun and the time;
 4. ``dvc repro`` twice in a row: the second reruns nothing.
 
-    python benchmarks/bench_repro.py --workdir /tmp/pa-bench [--profile default] [--json out.json]
+    python benchmarks/bench_repro.py --workdir /tmp/pa-bench [--profile default] [--json out.json] [--fresh-only]
 
 The clone is made from this repository's HEAD (commit first), so it measures what a new user gets.
 ``--reuse-venv`` symlinks this checkout's ``.venv`` instead of running setup (no setup figure).
@@ -90,6 +90,8 @@ def main() -> None:
     ap.add_argument("--profile", default="default")
     ap.add_argument("--reuse-venv", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--fresh-only", action="store_true",
+                    help="stop after figure 1 (the clone's reports are then those of a fresh run at HEAD)")
     args = ap.parse_args()
     work = args.workdir / "planarena"
     if work.exists():
@@ -118,6 +120,10 @@ def main() -> None:
     for name, sec in sorted(out["fresh_family_s"].items(), key=lambda kv: -kv[1]):
         print(f"  share {sec:8.1f} s  {name}")
 
+    if args.fresh_only:
+        if args.json:
+            args.json.write_text(json.dumps(out, indent=2) + "\n")
+        return
     total, stages = run(act + "dvc repro", work, logs / "repro-noop.log")
     out["noop"] = {"s": round(total, 1), "ran": [s for _, s in stages]}
     print(f"dvc repro again: {total:.1f} s, ran {out['noop']['ran']}", flush=True)
