@@ -66,3 +66,23 @@ def test_environment_differences_name_each_field():
     b = {**a, "vector_extensions": "avx2 avx512f", "packages": {"torch": "2.13.0", "wlplan": "2.2.0"}}
     assert repro.environment_differences(a, b) == ["vector_extensions: avx2 (no AVX-512) -> avx2 avx512f",
                                                    "wlplan: 2.1.0 -> 2.2.0"]
+
+
+def test_params_hash_is_the_runs_own_also_from_committed_records(tmp_path):
+    """The Info section's params hash is of the params the run's report stage read
+    (``inputs/stages/report.json``, which the records archive carries), not of whatever params.yaml
+    holds when the page is rendered again from the committed records."""
+    from planarena.core.io import stable_hash
+    from planarena.report.sections.info import collect_info, report_params
+
+    run = {"profile": "default", "seed": 0, "methods": {"a": {}}}
+    layout = _layout(tmp_path / "data", {"a": [1, 0]})
+    (layout.root / "inputs" / "stages").mkdir(parents=True)
+    (layout.root / "inputs" / "stages" / "report.json").write_text(json.dumps({"stage": "report", "params": run}))
+    bundle.write(layout, ["a"], tmp_path / "run.tar.gz")
+    back = bundle.restore(tmp_path / "run.tar.gz", tmp_path / "back")
+    assert report_params(back.root / "inputs") == run
+    edited = {**run, "seed": 7}
+    assert collect_info(edited, inputs_dir=back.root / "inputs")["params_hash"] == stable_hash(run)
+    assert report_params(tmp_path / "nowhere") is None
+    assert collect_info(edited, inputs_dir=tmp_path / "nowhere")["params_hash"] == stable_hash(edited)

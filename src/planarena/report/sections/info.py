@@ -178,12 +178,25 @@ def code_hash(inputs_dir: str | os.PathLike | None) -> str | None:
     return stable_hash(codes) if codes else None
 
 
+def report_params(inputs_dir: str | os.PathLike | None) -> dict | None:
+    """The resolved params the run's ``report`` stage read (``<inputs_dir>/stages/report.json``,
+    written by the ``resolve`` stage: every param but ``jobs``, ``executor`` and ``profiles``), or
+    None when there is no such file (a report rendered without the resolve stage)."""
+    if inputs_dir is None:
+        return None
+    try:
+        return json.loads((Path(inputs_dir) / "stages" / "report.json").read_text())["params"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = None,
                  inputs_dir: str | os.PathLike | None = None, environment: Mapping | None = None) -> dict:
     """Provenance for the section, as a dict (git, code hash, params hash, profile, suite, CPU,
     Python, packages, planner limits), plus ``method_settings``: the ``(item, value)`` rows the
     configured methods declare (:func:`planarena.report.traits.info_rows` of ``traits``).
-    ``inputs_dir``: the stage inputs folder (``data/inputs``) for :func:`code_hash`;
+    ``inputs_dir``: the stage inputs folder (``data/inputs``) for :func:`code_hash` and the params
+    hash (of :func:`report_params`; of ``params`` when it has none);
     ``environment``: the machine the records came from (:func:`planarena.report.bundle.environment`
     of a committed run) instead of this one's."""
     rev, dirty = git_state()
@@ -192,7 +205,8 @@ def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = No
         "git_revision": rev,
         "git_dirty": dirty,
         "code_hash": code_hash(inputs_dir),
-        "params_hash": stable_hash(params),
+        # the run's params (also when the page is rendered later from its committed records)
+        "params_hash": stable_hash(report_params(inputs_dir) or params),
         "profile": str(params.get("profile", "unknown")),
         "suite": _suite_name(params),
         "cpu_model": env.get("cpu_model") or cpu_model(),
@@ -252,7 +266,8 @@ def render_info(info: Mapping, methods: pd.DataFrame) -> str:
             ),
             (
                 "params hash",
-                f"{info.get('params_hash')} (config.stable_hash of the resolved params)",
+                f"{info.get('params_hash')} (config.stable_hash of the resolved params the report stage read, "
+                f"`data/inputs/stages/report.json`)",
             ),
             ("profile", info.get("profile")),
             ("suite", info.get("suite")),
