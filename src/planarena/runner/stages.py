@@ -320,11 +320,12 @@ def run_evaluate_rows(params: dict, layout: Layout, *rows: str, force: bool = Fa
 
     status, todo = {}, []
     for row, inputs in _stage_rows("evaluate", params, layout, rows):
-        want = {"inputs": inputs, "model": folder_hash(Path(layout.models) / row)}
         if inputs.get("run") is False:
             status[row] = "off"
-        elif (not force and (Path(layout.results) / f"{row}.jsonl").exists()
-              and read_json_or_empty(evaluate_stamp(layout, row)) == want):
+            continue
+        want = {"inputs": inputs, "model": folder_hash(Path(layout.models) / row)}
+        if (not force and (Path(layout.results) / f"{row}.jsonl").exists()
+                and read_json_or_empty(evaluate_stamp(layout, row)) == want):
             status[row] = "up to date"
         else:
             todo.append((row, want))
