@@ -13,6 +13,7 @@ import contextlib
 import copy
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -42,6 +43,9 @@ from planarena.core.limits import stop_group
 from planarena.core.problemset import ProblemSet
 from planarena.core.records import iter_records
 from planarena.report.records import instance_index
+
+#: the line the train and evaluate stages print as each row starts (planarena.runner.stages)
+ROW_START = re.compile(r"(train|evaluate)@\S+: running \(")
 
 
 def run(claim: Claim, work: Path, echo=print, fresh_code: bool = False) -> float:
@@ -87,7 +91,8 @@ def run(claim: Claim, work: Path, echo=print, fresh_code: bool = False) -> float
         try:
             for line in proc.stdout:
                 out.write(line)
-                if line.startswith("Running stage"):
+                # DVC's stages, and each row of the train and evaluate stages (`train@<row>: running`)
+                if line.startswith("Running stage") or ROW_START.match(line):
                     echo(f"[{claim.id}] {line.strip()}")
             rc = proc.wait()
         finally:
