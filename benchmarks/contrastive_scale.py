@@ -38,7 +38,7 @@ def run_arm(params: dict, arm: str, seed: int, steps: int, log_every: int) -> li
 
     from planarena.config import get
     from planarena.methods.transformers.batches import PlanBatches
-    from planarena.methods.transformers.measure import _files, _spaces
+    from planarena.methods.transformers.measure import state_spaces, suite_files
     from planarena.methods.transformers.method import build_model, vocabulary
     from planarena.methods.transformers.train import TrainConfig, fit, generator_terms
 
@@ -46,8 +46,8 @@ def run_arm(params: dict, arm: str, seed: int, steps: int, log_every: int) -> li
     over = (t.get("by_arch") or {}).get("encdec") or {}
     model_cfg = {**(t.get("model") or {}), **(over.get("model") or {})}
     train = {**(t.get("train") or {}), **(over.get("train") or {})}
-    domain_file, files = _files(params, "gripper")
-    spaces = _spaces(str(domain_file), tuple(map(str, files["train"])), None)
+    domain_file, files = suite_files(params, "gripper")
+    spaces = state_spaces(str(domain_file), tuple(map(str, files["train"])), None)
     torch.set_num_threads(1)
     vocab = vocabulary(domain_file, files["train"][0], spaces, int(t.get("max_objects", 64)))
     torch.manual_seed(seed)

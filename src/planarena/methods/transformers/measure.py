@@ -33,14 +33,16 @@ ARMS = ("contrastive", "prediction_only", "untrained")
 
 
 @functools.lru_cache(maxsize=4)
-def _spaces(domain_file: str, problem_files: tuple[str, ...], max_states: int | None) -> tuple:
-    """Full state spaces of ``problem_files`` (one worker builds them once for all its units)."""
+def state_spaces(domain_file: str, problem_files: tuple[str, ...], max_states: int | None) -> tuple:
+    """Full state spaces of ``problem_files`` (:func:`planarena.methods.transformers.data.expand`,
+    at most ``max_states`` states each; None: in full), cached: one worker builds them once for all
+    its units."""
     from planarena.methods.transformers.data import expand
 
     return tuple(expand(domain_file, f, max_states) for f in problem_files)
 
 
-def _files(params: dict, domain: str) -> tuple[Path, dict[str, list[Path]]]:
+def suite_files(params: dict, domain: str) -> tuple[Path, dict[str, list[Path]]]:
     """The domain file and the ``train`` / ``validation`` problem files of the params' suite (a
     suite with a file layout, :data:`planarena.datasets.suites.LAYOUTS`).
 
@@ -89,10 +91,10 @@ def train_arm(params: dict, domain: str, seed: int, arm: str, args: dict) -> dic
     over = (t.get("by_arch") or {}).get(arch) or {}
     model_cfg = {**(t.get("model") or {}), **(over.get("model") or {})}
     train = {**(t.get("train") or {}), **(over.get("train") or {})}
-    domain_file, files = _files(params, domain)
+    domain_file, files = suite_files(params, domain)
     max_states = args.get("max_states")
-    spaces = _spaces(str(domain_file), tuple(map(str, files["train"])), max_states)
-    validation = _spaces(str(domain_file), tuple(map(str, files["validation"])), max_states)
+    spaces = state_spaces(str(domain_file), tuple(map(str, files["train"])), max_states)
+    validation = state_spaces(str(domain_file), tuple(map(str, files["validation"])), max_states)
     torch.set_num_threads(1)
     vocab = vocabulary(domain_file, files["train"][0], spaces, int(t.get("max_objects", 64)))
     torch.manual_seed(seed)
@@ -138,7 +140,7 @@ def contrastive_pairs(params: dict, sides: list[str], args: dict, done: set) -> 
         raise ValueError(f"contrastive_pairs: side(s) {', '.join(missing)} need args.arms.<side> in {', '.join(ARMS)}")
     from planarena.core.pddl import load_problem
 
-    domain_file, files = _files(params, domain)
+    domain_file, files = suite_files(params, domain)
     # the objects of the largest validation problem (the rows' size column)
     objects = max(len(load_problem(str(domain_file), str(f)).get_objects()) for f in files["validation"])
     units = [(int(s), side) for s in args.get("seeds") or [] for side in sides
