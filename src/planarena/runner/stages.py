@@ -258,15 +258,24 @@ def _stage_rows(stage: str, params: dict, layout: Layout, rows: tuple[str, ...])
     return out
 
 
-def _plan(stage: str, todo: list[str], fresh: list[str], off: list[str]) -> None:
-    print(f"{stage}: {len(todo)} rows to run ({', '.join(todo) or 'none'}), {len(fresh)} up to date, "
-          f"{len(off)} off in this profile (-S methods.<row>.run=true or -S profile=full runs them)", flush=True)
-
-
-def _starting(stage: str, row: str, i: int, n: int) -> None:
-    # `<stage>@<row>` names a row's share of a stage in logs and in docs/cost.md (benchmarks time
-    # the rows from these lines)
-    print(f"{stage}@{row}: running ({i}/{n})", flush=True)
+def _run_rows(stage: str, status: dict[str, str], todo: list[tuple[str, dict]],
+              run_row: Callable[[str, dict], None]) -> dict[str, str]:
+    """Print the stage's plan (rows to run, up to date, off), then ``run_row(row, stamp)`` for each
+    row of ``todo`` in order, each announced as ``<stage>@<row>: running (i/n)`` (the name of a
+    row's share of a stage in logs and in docs/cost.md; benchmarks time the rows from these lines).
+    Returns ``status`` with every row of ``todo`` marked done."""
+    names = [r for r, _ in todo]
+    print(f"{stage}: {len(todo)} rows to run ({', '.join(names) or 'none'}), "
+          f"{sum(s == 'up to date' for s in status.values())} up to date, "
+          f"{sum(s == 'off' for s in status.values())} off in this profile "
+          f"(-S methods.<row>.run=true or -S profile=full runs them)", flush=True)
+    done = "trained" if stage == "train" else "evaluated"
+    for i, (row, stamp) in enumerate(todo, 1):
+        print(f"{stage}@{row}: running ({i}/{len(todo)})", flush=True)
+        run_row(row, stamp)
+        status[row] = done
+        gc.collect()
+    return status
 
 
 def run_train_rows(params: dict, layout: Layout, *rows: str, force: bool = False) -> dict[str, str]:
@@ -290,18 +299,15 @@ def run_train_rows(params: dict, layout: Layout, *rows: str, force: bool = False
             status[row] = "up to date"
         else:
             todo.append((row, inputs))
-    _plan("train", [r for r, _ in todo], [r for r, s in status.items() if s == "up to date"],
-          [r for r, s in status.items() if s == "off"])
-    for i, (row, inputs) in enumerate(todo, 1):
-        _starting("train", row, i, len(todo))
+
+    def train(row: str, inputs: dict) -> None:
         model_dir = Path(layout.models) / row
         if model_dir.exists():
             shutil.rmtree(model_dir)
         run_train_stage(params, layout, row)
         atomic_write_json(model_dir / TRAIN_STAMP, inputs)
-        status[row] = "trained"
-        gc.collect()
-    return status
+
+    return _run_rows("train", status, todo, train)
 
 
 def run_evaluate_rows(params: dict, layout: Layout, *rows: str, force: bool = False) -> dict[str, str]:
@@ -329,13 +335,10 @@ def run_evaluate_rows(params: dict, layout: Layout, *rows: str, force: bool = Fa
             status[row] = "up to date"
         else:
             todo.append((row, want))
-    _plan("evaluate", [r for r, _ in todo], [r for r, s in status.items() if s == "up to date"],
-          [r for r, s in status.items() if s == "off"])
-    for i, (row, want) in enumerate(todo, 1):
-        _starting("evaluate", row, i, len(todo))
-        evaluate_stamp(layout, row).unlink(missing_ok=True)
+
+    def evaluate(row: str, want: dict) -> None:
+        evaluate_stamp(layout, row).unlink(missing_ok=True)   # a killed evaluation leaves none
         run_evaluate_stage(params, layout, row)
         atomic_write_json(evaluate_stamp(layout, row), want)
-        status[row] = "evaluated"
-        gc.collect()
-    return status
+
+    return _run_rows("evaluate", status, todo, evaluate)
