@@ -238,6 +238,9 @@ def test_train_and_evaluate_stages_run_only_rows_whose_inputs_changed(planned):
                                                  "off_walk": "off"}
     assert (layout.results / "random_walk_novisit.jsonl").read_bytes() == records["random_walk_novisit"]
     assert run_evaluate_rows(params, layout, "random_walk_novisit", force=True) == {"random_walk_novisit": "evaluated"}
+    # a hand run (`planarena stage`) after a params edit, without resolve_methods, sees the edit
+    params["methods"]["random_walk_novisit"]["horizon"] = 29
+    assert run_train_rows(params, layout, "random_walk_novisit") == {"random_walk_novisit": "trained"}
     # a killed evaluation leaves no stamp: the next run resumes the row
     evaluate_stamp(layout, "random_walk").unlink()
     assert run_evaluate_rows(params, layout, "random_walk") == {"random_walk": "evaluated"}

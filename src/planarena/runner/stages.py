@@ -2,9 +2,9 @@
 
 Each stage walks the rows of the resolved params (:func:`run_train_rows`, :func:`run_evaluate_rows`)
 and works only on the rows that run in the active profile and whose inputs changed: a row is *up to
-date* when the inputs file ``resolve_methods`` wrote for it (``data/inputs/<stage>/<row>.json``:
-the params it reads, its code, its data) equals the copy stored beside its outputs at the end of
-its last complete run. That is the test DVC applied when each row was a stage of its own
+date* when its inputs (what ``resolve_methods`` writes to ``data/inputs/<stage>/<row>.json``: the
+params it reads, its code, its data) equal the copy stored beside its outputs at the end of its
+last complete run. That is the test DVC applied when each row was a stage of its own
 (``train@<row>``), made in a loop instead: DVC's bookkeeping cost about 4 s per stage whatever the
 stage did (it rewrites the whole ``dvc.lock`` after each), and 10 of the 24 minutes of a 2-core
 smoke run went to the ~180 stages of rows that did not run (docs/pipeline.md#rows-in-one-stage).
@@ -235,27 +235,20 @@ def evaluate_stamp(layout: Layout, row: str) -> Path:
 
 def _stage_rows(stage: str, params: dict, layout: Layout, rows: tuple[str, ...]) -> list[tuple[str, dict]]:
     """``(row, inputs)`` for the named rows (all of ``methods`` when none), in params order. The
-    inputs come from the file ``resolve_methods`` wrote (computed here when it is missing: a hand
-    run of ``planarena stage`` before any ``dvc repro``).
+    inputs are computed here (:func:`planarena.runner.inputs.method_inputs`, what ``resolve_methods``
+    wrote to ``data/inputs/<stage>/<row>.json`` in a ``dvc repro``), so a hand run of
+    ``planarena stage`` after an edit to ``params.yaml`` sees the edit.
 
     Raises:
         KeyError: a named row is not a block of ``methods`` (the message lists the valid ones).
     """
-    from planarena.runner.inputs import inputs_file, method_inputs
+    from planarena.runner.inputs import method_inputs
 
     blocks = params.get("methods") or {}
     unknown = [r for r in rows if r not in blocks]
     if unknown:
         raise KeyError(f"no methods block {', '.join(map(repr, unknown))}; rows: {', '.join(blocks)}")
-    out = []
-    for row in rows or tuple(blocks):
-        path = inputs_file(layout, stage, row)
-        try:
-            inputs = json.loads(path.read_text())
-        except (OSError, ValueError):
-            inputs = method_inputs(stage, row, params, layout)
-        out.append((row, inputs))
-    return out
+    return [(row, method_inputs(stage, row, params, layout)) for row in rows or tuple(blocks)]
 
 
 def _run_rows(stage: str, status: dict[str, str], todo: list[tuple[str, dict]],
