@@ -244,5 +244,5 @@ def test_train_and_evaluate_stages_run_only_rows_whose_inputs_changed(planned):
     # a killed evaluation leaves no stamp: the next run resumes the row
     evaluate_stamp(layout, "random_walk").unlink()
     assert run_evaluate_rows(params, layout, "random_walk") == {"random_walk": "evaluated"}
-    with pytest.raises(KeyError, match="no methods block 'random_wlak'"):
+    with pytest.raises(KeyError, match="no methods block 'random_wlak'; did you mean `random_walk`"):
         run_train_rows(params, layout, "random_wlak")

@@ -242,12 +242,15 @@ def _stage_rows(stage: str, params: dict, layout: Layout, rows: tuple[str, ...])
     Raises:
         KeyError: a named row is not a block of ``methods`` (the message lists the valid ones).
     """
+    from planarena.paramkeys import suggestion
     from planarena.runner.inputs import method_inputs
 
     blocks = params.get("methods") or {}
-    unknown = [r for r in rows if r not in blocks]
-    if unknown:
-        raise KeyError(f"no methods block {', '.join(map(repr, unknown))}; rows: {', '.join(blocks)}")
+    for row in rows:
+        if row not in blocks:
+            near = suggestion(row, blocks)
+            raise KeyError(f"no methods block {row!r}" + (f"; did you mean `{near}`?" if near else "")
+                           + " (`planarena rows` lists them)")
     return [(row, method_inputs(stage, row, params, layout)) for row in rows or tuple(blocks)]
 
 
