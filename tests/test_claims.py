@@ -172,7 +172,7 @@ def test_claim_params_overlay_methods_suite_and_seeds(tmp_path):
     text = text.replace("[delta, walk]", "[wl_xgb_delta, random_walk]").replace("[delta, state]", "[wl_xgb_delta, random_walk]")
     claim = load_claim(_write(tmp_path, text))
     params = claim_params(claim, (REPO / "params.yaml").read_text())
-    # the claim's rows, and the untrained twin of its learned row, named compactly for DVC's foreach
+    # the claim's rows, and the untrained twin of its learned row, named compactly in the workspace's params
     assert list(params["methods"]) == ["wl_xgb_delta", "wl_xgb_delta_untrained", "random_walk"]
     assert params["methods"]["wl_xgb_delta_untrained"] == {"twin_of": "wl_xgb_delta"}
     assert params["suite"] == "satr" and params["suites"]["satr"]["domains"] == ["blocksworld"]

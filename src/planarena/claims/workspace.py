@@ -115,9 +115,10 @@ def claim_params(claim: Claim, params_text: str, check_methods: bool = True) -> 
 
 def _with_twin_blocks(params: dict) -> dict:
     """The claim's ``methods`` with a compact block ``<twin>: {twin_of: <row>[, untrained: v]}`` for
-    every untrained twin of its learned rows (:func:`planarena.methods.with_twins`): the workspace's
-    DVC stages are a ``foreach`` over the file's ``methods``, so each twin must be named there to
-    run, and a learned row is read against its twin."""
+    every untrained twin of its learned rows (:func:`planarena.methods.with_twins`), so that the
+    workspace's params name every row it runs, and a learned row is read against its twin. A
+    workspace whose code is pinned to a commit before 2026-11-29 needs the blocks: its DVC stages
+    were a ``foreach`` over the file's ``methods``."""
     from planarena.methods import with_twins
 
     blocks = dict(params.get("methods") or {})

@@ -4,8 +4,8 @@ The built-in methods are the entries of :data:`REGISTRY`; other installed packag
 through the entry-point group ``planarena.methods`` (:data:`ENTRY_POINT_GROUP`): a package whose
 metadata declares ``my_method = "my_package.module:MyMethod"`` there makes ``method: my_method``
 usable in a ``methods.<row>`` params block without any edit to planarena (a built-in name wins over
-a plugin of the same name). The ``train`` and ``evaluate`` stages are ``foreach`` over the
-``methods`` params dict, so dvc.yaml needs no edit either. A params block may set
+a plugin of the same name). The ``train`` and ``evaluate`` stages walk the ``methods``
+params dict, so dvc.yaml needs no edit either. A params block may set
 ``method: <registered name>`` to run a registered class under another name with other settings
 (e.g. several configurations of one model).
 """
