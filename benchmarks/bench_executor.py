@@ -82,6 +82,8 @@ def cold(ws: Path, stage: str) -> list[Path]:
     name, _, method = stage.partition("@")
     if name == "evaluate":
         return [ws / "data" / "results" / f"{method}.jsonl"]
+    if name == "train":   # a row with its model folder is up to date (planarena.runner.stages)
+        return [ws / "data" / "models" / method]
     if name == "plan":
         return [ws / "data" / "cache" / "fd"]
     return []
