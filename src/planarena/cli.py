@@ -32,7 +32,7 @@ from typing import Optional
 import typer
 
 from planarena.config import ConfigError, load_params
-from planarena.runner.entry import INPUT_ERRORS, pin_threads, report_input_error, stage_main
+from planarena.runner.entry import INPUT_ERRORS, pin_threads, report_input_error, run_stage_script, stage_main
 from planarena.runner.inputs import ENTRIES
 
 EXIT_CODES = ("Exit codes: 0 success (a valid plan, a finished stage); 1 bad input (one 'error: <file>: "
@@ -71,19 +71,12 @@ def stage(
 ) -> None:
     """Run one pipeline stage's code directly (what `dvc repro <stage>` runs, without DVC's bookkeeping).
     `planarena stage train wl_xgb_delta --force` retrains one row."""
-    import importlib
-
     if name not in STAGES:
         raise typer.BadParameter(f"unknown stage {name!r}; stages: {', '.join(STAGES)}")
     rows = list(rows or [])
     if (rows or force) and name not in ("train", "evaluate"):
         raise typer.BadParameter(f"rows and --force are for the train and evaluate stages, not {name!r}")
-    module, _, fn = STAGES[name].partition(":")
-    kwargs = {"force": True} if force else {}
-    if name in ("train", "evaluate"):
-        pin_threads()
-    stage_main(getattr(importlib.import_module(module), fn), *rows, params_file=str(params),
-               what=" ".join([name, *rows]), **kwargs)
+    run_stage_script(name, *rows, params_file=str(params), force=force)
 
 
 @app.command("generate-domain")

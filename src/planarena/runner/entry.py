@@ -137,11 +137,11 @@ def stage_main(fn: Callable, *args, params_file: str = "params.yaml", what: str 
         executor.shutdown()
 
 
-def run_stage_script(name: str, *args: str) -> None:
-    """What ``stages/<name>.py`` runs: the stage's entry point from the stage table
-    (:data:`planarena.runner.inputs.STAGES`, plus ``resolve`` / ``resolve_methods``), under
-    :func:`stage_main`. ``train`` and ``evaluate`` (``args``: rows, all when none) pin one compute
-    thread per process first."""
+def run_stage_script(name: str, *args: str, params_file: str = "params.yaml", force: bool = False) -> None:
+    """What ``stages/<name>.py`` and ``planarena stage <name>`` run: the stage's entry point from the
+    stage table (:data:`planarena.runner.inputs.STAGES`, plus ``resolve`` / ``resolve_methods``),
+    under :func:`stage_main`. ``train`` and ``evaluate`` (``args``: rows, all when none; ``force``:
+    run them even when up to date) pin one compute thread per process first."""
     import importlib
 
     if name in ("train", "evaluate"):
@@ -149,4 +149,5 @@ def run_stage_script(name: str, *args: str) -> None:
     from planarena.runner.inputs import ENTRIES
 
     module, _, fn = ENTRIES[name].partition(":")
-    stage_main(getattr(importlib.import_module(module), fn), *args, what=" ".join([name, *args]))
+    stage_main(getattr(importlib.import_module(module), fn), *args, params_file=params_file,
+               what=" ".join([name, *args]), **({"force": True} if force else {}))
