@@ -86,3 +86,20 @@ def test_params_hash_is_the_runs_own_also_from_committed_records(tmp_path):
     assert collect_info(edited, inputs_dir=back.root / "inputs")["params_hash"] == stable_hash(run)
     assert report_params(tmp_path / "nowhere") is None
     assert collect_info(edited, inputs_dir=tmp_path / "nowhere")["params_hash"] == stable_hash(edited)
+
+
+def test_git_revision_is_the_runs_when_rendered_from_its_records(monkeypatch):
+    """The archive's ``environment.json`` carries the run's git revision; a page rendered later from
+    it names that commit and where it was rendered, not the renderer's checkout alone."""
+    from planarena.report.sections import info
+
+    monkeypatch.setattr(info, "git_state", lambda: ("bbbbbbb", False))
+    assert bundle.environment()["git_revision"] == "bbbbbbb"
+    rendered = info.collect_info({}, environment={"git_revision": "aaaaaaa", "git_dirty": False})
+    assert (rendered["git_revision"], rendered["rendered_at"]) == ("aaaaaaa", "bbbbbbb")
+    text = info.render_info(rendered, info.methods_table([]))
+    assert "aaaaaaa (clean); this page rendered from the run's committed records at bbbbbbb" in text
+    live = info.collect_info({})   # a run's own report stage: this checkout, nothing else said
+    assert (live["git_revision"], live["rendered_at"]) == ("bbbbbbb", None)
+    old = info.collect_info({}, environment={"cpu_model": "X"})   # an archive from before this field
+    assert old["git_revision"] == "bbbbbbb" and old["rendered_at"] is None

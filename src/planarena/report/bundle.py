@@ -35,12 +35,15 @@ ENVIRONMENT = "environment.json"
 def environment() -> dict:
     """The machine a run ran on, in the fields that move its numbers: CPU model, vector extensions,
     cores, Python, the torch build and the key packages' versions
-    (:mod:`planarena.report.sections.info`)."""
+    (:mod:`planarena.report.sections.info`); and the checkout's git revision and whether it was
+    dirty (``git_revision`` / ``git_dirty``, None outside git), so a page rendered later from the
+    archive names the run's commit, not the renderer's."""
     from planarena.report.sections import info
 
+    rev, dirty = info.git_state()
     return {"cpu_model": info.cpu_model(), "vector_extensions": info.vector_extensions(),
             "cpu_count": os.cpu_count(), "python": platform.python_version(), "torch": info.torch_build(),
-            "packages": info.package_versions()}
+            "packages": info.package_versions(), "git_revision": rev, "git_dirty": dirty}
 
 
 def _files(layout: Layout, methods: Iterable[str]) -> list[tuple[str, Path]]:

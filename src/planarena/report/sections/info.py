@@ -201,9 +201,14 @@ def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = No
     of a committed run) instead of this one's."""
     rev, dirty = git_state()
     env = dict(environment or {})
+    rendered_at = None
+    if env.get("git_revision"):  # a committed run's records: its own commit, and where this page was rendered
+        rendered_at = rev if rev != env["git_revision"] else None
+        rev, dirty = env["git_revision"], env.get("git_dirty")
     return {
         "git_revision": rev,
         "git_dirty": dirty,
+        "rendered_at": rendered_at,
         "code_hash": code_hash(inputs_dir),
         # the run's params (also when the page is rendered later from its committed records)
         "params_hash": stable_hash(report_params(inputs_dir) or params),
@@ -257,6 +262,8 @@ def render_info(info: Mapping, methods: pd.DataFrame) -> str:
         rev += " (dirty: uncommitted changes to tracked files)"
     elif dirty is False:
         rev += " (clean)"
+    if info.get("rendered_at"):
+        rev += f"; this page rendered from the run's committed records at {info['rendered_at']}"
     kv = pd.DataFrame(
         [
             ("git revision", rev),
