@@ -42,6 +42,6 @@ def test_every_committed_power_check_of_a_current_claim_renders():
         check = docs._committed_check(claim, json.loads(f.read_text()), 200)
         if check:
             table = "\n".join(power_table(check))
-            assert "paper's rates" in table and "P(confirmed)" in table, claim.id
+            assert ("paper's rates" in table or "no published number to simulate" in table) and "P(confirmed)" in table, claim.id
             used += 1
     assert used >= 5

@@ -236,6 +236,8 @@ def test_measurement_power_check_simulates_the_declared_pair_rates(tmp_path):
     assert rep.simulated and rep.passes, rep.table()
     # the exact binomial values: P(X >= 10 | 12, 0.889) = 0.86, P(X >= 10 | 12, 0.5) = 0.019
     assert abs(rep.p("paper", "confirmed") - 0.86) < 0.07 and rep.p("floor", "confirmed") < 0.06
+    # the claim file publishes no number: its "paper" scenario is named as the file's own effect sizes
+    assert "| the claim file's `power.paper` rates (no published number to simulate) |" in "\n".join(rep.table())
     weak = measure_power.check(_claim(tmp_path, PAIRS.replace("P_PAPER", "0.7"), name="cl-lower"), draws=200)
     assert not weak.passes and "P(confirmed | paper)" in weak.problems[0]
     # no declared model: not simulated, so `claims run` needs --force

@@ -403,3 +403,32 @@ refute:
     hit = load_claim(_write(tmp_path, TWO_DOMAINS.replace("methods: [a, b]", "methods: [a, b]\n  params: {{seed: 7}}"),
                             "hit"))
     assert pv.fresh_data(hit) == {"splits": set(), "hit": True, "seeds": [7]}
+
+
+def test_first_report_is_the_first_committed_decided_verdict(tmp_path, monkeypatch):
+    """The first committed ``verdict.json`` that decides (not ``not run``) is the claim's first
+    report; a later committed page with another verdict is named as the change."""
+    import subprocess
+
+    from planarena.claims import provenance as pv
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@t")
+    git("config", "user.name", "t")
+    page = tmp_path / "reports" / "claims" / "c" / "verdict.json"
+    page.parent.mkdir(parents=True)
+    monkeypatch.setattr(pv, "REPO", tmp_path)
+    assert pv.first_report("c") is None                       # nothing committed
+    for verdict in ("not run", "inconclusive", "inconclusive", "confirmed", "refuted"):
+        page.write_text(json.dumps({"verdict": verdict, "n": len(verdict) + page.stat().st_size if page.exists() else 0}))
+        git("add", "-A")
+        git("commit", "-qm", verdict)
+    first = pv.first_report("c")
+    log = subprocess.run(["git", "log", "--reverse", "--format=%h %s"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    commits = {s: h for h, s in (ln.split(" ", 1) for ln in log if ln)}
+    assert (first.verdict, first.changed_in) == ("inconclusive", commits["confirmed"])
+    assert first.commit == log[1].split()[0]                   # the first inconclusive, not the "not run" page

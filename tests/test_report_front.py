@@ -101,6 +101,15 @@ def test_glance_box_names_the_best_row_of_each_kind_and_the_claims():
     verdicts = [{"claim": "a", "verdict": "confirmed"}, {"claim": "b", "verdict": "not run"},
                 {"claim": "c", "verdict": "confirmed"}]
     assert claims_line(verdicts) == "Claims ([table](#claims)): **confirmed** 2 (`a`, `c`); **not run** 1 (`b`)."
+    # a verdict that changed after its first committed page says which it was, here and in the table
+    verdicts[2]["first_report"] = {"verdict": "inconclusive", "commit": "abc1234", "date": "2026-11-25"}
+    assert claims_line(verdicts) == ("Claims ([table](#claims)): **confirmed** 2 (`a`, `c` (first reported "
+                                     "inconclusive)); **not run** 1 (`b`).")
+    from planarena.report.sections.claims import verdict_line
+
+    assert "first reported inconclusive (commit `abc1234`): changed after its data were seen" in verdict_line(verdicts[2])
+    verdicts[0]["first_report"] = {"verdict": "confirmed", "commit": "abc1234", "date": "2026-11-25"}
+    assert verdict_line(verdicts[0]) == "**confirmed**"   # the same verdict as first reported: nothing to say
 
 def test_front_page_stays_short_with_many_methods_and_domains():
     manifest = []

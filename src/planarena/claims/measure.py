@@ -58,7 +58,8 @@ RULE = ("Measurement atoms: `lower` is the Wilcoxon signed-rank test on the per-
         "past its limit ranks largest), `lower_in_most` the exact one-sided sign test over the paired units, "
         "both Holm-corrected within a block; `ratio_*` compare the 95 % bootstrap "
         "interval of the geometric-mean ratio over the problems both sides completed with the threshold; "
-        "`ratio_falls_with` is Spearman's one-sided rank correlation of log ratio and objects.")
+        "`ratio_falls_with` is Spearman's one-sided rank correlation of log ratio and objects within each domain, "
+        "combined by Stouffer's weighted Z (or counted per domain with `in_domains`).")
 
 
 def measure_function(claim: Claim):

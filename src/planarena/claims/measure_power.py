@@ -211,7 +211,9 @@ def check(claim: Claim, draws: int, seed: int = 0):
         problems.append(f"P(confirmed | paper) = {outcome['paper']['confirmed']:.2f} < {MIN_POWER}")
     if outcome["floor"]["confirmed"] > MAX_FLOOR_CONFIRM:
         problems.append(f"P(confirmed | floor) = {outcome['floor']['confirmed']:.2f} > {MAX_FLOOR_CONFIRM}")
-    return PowerReport(claim.id, draws, outcome, gate, assumed, design, problems)
+    # no published number: the "paper" scenario is the rates the claim file derived (its power.paper comment says from what)
+    label = "" if claim.published else "the claim file's `power.paper` rates (no published number to simulate)"
+    return PowerReport(claim.id, draws, outcome, gate, assumed, design, problems, paper_label=label)
 
 
 __all__ = ["RATIO_KEYS", "SIMULATED", "cells", "check", "simulated_rows"]

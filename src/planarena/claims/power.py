@@ -96,6 +96,8 @@ class PowerReport:
     design: Design
     problems: list
     simulated: bool = True
+    #: the page's name of the "paper" scenario when its rates are not the paper's published numbers
+    paper_label: str = ""
 
     @property
     def passes(self) -> bool:
@@ -111,7 +113,8 @@ class PowerReport:
     def to_json(self) -> dict:
         return {"claim": self.claim, "draws": self.draws, "outcome": self.outcome, "gate": self.gate,
                 "assumed": self.assumed, "problems": self.problems, "passes": self.passes,
-                "simulated": self.simulated, "design_notes": self.design.notes}
+                "simulated": self.simulated, "design_notes": self.design.notes,
+                **({"paper_label": self.paper_label} if self.paper_label else {})}
 
 
 def power_table(check: dict) -> list[str]:
@@ -125,7 +128,8 @@ def power_table(check: dict) -> list[str]:
     lines = [f"Power check ({draws} simulated runs per scenario at this claim's design, each share "
              f"within about +-{2 * se:.2f}; `planarena claims check {claim}`):", "",
              "| scenario | P(confirmed) | P(refuted) | P(inconclusive) | P(gate passes) |", "|---|---|---|---|---|"]
-    for sc, label in (("paper", "paper's rates (a faithful reproduction)"), ("floor", "floors' rates (no learning)")):
+    paper = check.get("paper_label") or "paper's rates (a faithful reproduction)"
+    for sc, label in (("paper", paper), ("floor", "floors' rates (no learning)")):
         o = outcome.get(sc, {})
         lines.append(f"| {label} | {o.get('confirmed', 0):.2f} | {o.get('refuted', 0):.2f} | "
                      f"{o.get('inconclusive', 0):.2f} | {gate.get(sc, 0):.2f} |")

@@ -13,6 +13,10 @@
   held a cell of its confirm condition: the report's pages name every method of a confirm atom, its
   split and its domain, and the report ran the claim's suite (:func:`posthoc`; checked from git
   history, not by a person).
+* **First report.** The first verdict committed for a claim (the oldest commit of its
+  ``verdict.json`` that says confirmed, refuted or inconclusive) is the one decided under the rules
+  of its registration. When a later page says otherwise (new records, or verdict rules changed after
+  the data were seen), the page and the front page show both (:func:`first_report`).
 * **Attempts.** A claim file with ``supersedes: <id>`` is the next attempt at the same paper claim;
   both pages say "attempt k of n" and link each other (:func:`attempts`).
 """
@@ -217,6 +221,44 @@ def posthoc(claim: Claim, reg: Registration | None = None) -> list[str]:
     return found
 
 
+#: The verdicts a run decides (``not run`` and ``not recomputable`` are states of a page, not verdicts).
+DECIDED = ("confirmed", "refuted", "inconclusive")
+
+
+@dataclass(frozen=True)
+class FirstReport:
+    """The first committed verdict of a claim (``verdict``, ``commit``, ``date`` ISO) and
+    ``changed_in``: the first later commit of its ``verdict.json`` with another decided verdict
+    ("" when none did)."""
+
+    verdict: str
+    commit: str
+    date: str
+    changed_in: str = ""
+
+
+def first_report(claim_id: str) -> FirstReport | None:
+    """The first verdict committed in ``reports/claims/<claim_id>/verdict.json`` (git history,
+    oldest first; pages that say ``not run`` or ``not recomputable`` are skipped), with the first
+    later commit whose decided verdict differs; None when no decided verdict was ever committed
+    (or outside git)."""
+    path = f"reports/claims/{claim_id}/verdict.json"
+    first = None
+    for line in _git("log", "--reverse", "--format=%h %cI", "--", path).splitlines():
+        commit, _, date = line.partition(" ")
+        try:
+            verdict = json.loads(_git("show", f"{commit}:{path}")).get("verdict")
+        except ValueError:
+            continue
+        if verdict not in DECIDED:
+            continue
+        if first is None:
+            first = FirstReport(verdict, commit, date)
+        elif verdict != first.verdict:
+            return FirstReport(first.verdict, first.commit, first.date, commit)
+    return first
+
+
 def attempts(claim: Claim, claims: Iterable[Claim]) -> tuple[int, int, list[str]]:
     """``(k, n, chain)``: this claim is attempt ``k`` of ``n`` at its paper claim, following
     ``supersedes:`` links among ``claims``; ``chain`` the ids in order (oldest first)."""
@@ -235,5 +277,5 @@ def attempts(claim: Claim, claims: Iterable[Claim]) -> tuple[int, int, list[str]
     return chain.index(claim.id) + 1, len(chain), chain
 
 
-__all__ = ["INDEX", "RECORDS", "Registration", "TRAINING", "attempts", "commit_records", "has_committed",
-           "load_committed", "posthoc", "registration"]
+__all__ = ["DECIDED", "FirstReport", "INDEX", "RECORDS", "Registration", "TRAINING", "attempts", "commit_records",
+           "first_report", "has_committed", "load_committed", "posthoc", "registration"]

@@ -395,9 +395,20 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
     """The claim's page (markdown): the claim, the verdict (per domain too), the provenance and power
     check, the pre-registered conditions with each measured atom's interval and test, the published
     values, the cost and the commit."""
-    lines = [f"# Claim `{claim.id}`: **{verdict.verdict}**", "",
+    from planarena.claims import provenance as pv
+
+    first = pv.first_report(claim.id)
+    changed = first is not None and first.verdict != verdict.verdict
+    lines = [f"# Claim `{claim.id}`: **{verdict.verdict}**"
+             + (f" (first reported **{first.verdict}**)" if changed else ""), "",
              f"> {claim.claim}", "", f"Paper: `{claim.paper}`, {claim.where}. Claim file: "
              f"`claims/{claim.source.name}` (sha256 `{claim.digest}`); code at `{commit}`.", ""]
+    if changed:
+        lines += [f"**Not the verdict first reported.** This claim's first committed page (commit `{first.commit}`, "
+                  f"{first.date[:10]}) said **{first.verdict}**; the verdict changed after its data were seen "
+                  "(new records, or verdict rules written later and applied to the same records), so "
+                  f"**{verdict.verdict}** here is a post-hoc reading, not the pre-registered verdict. A new claim file "
+                  "with those rules, run on new data, is the test.", ""]
     if verdict.domains:
         lines += ["Per domain: " + "; ".join(f"{d} **{v}**" for d, v in verdict.domains.items())
                   + (". The claim is a conjunction over its domains: one refuted domain refutes it."
@@ -497,12 +508,40 @@ def provenance_facts(claim: Claim) -> dict:
         k, n, _ = pv.attempts(claim, load_claims(claim.source.parent))
     except ConfigError:
         k, n = 1, 1
+    first = pv.first_report(claim.id)
     return {"registration": {"commit": reg.commit, "date": reg.date}, "posthoc": pv.posthoc(claim, reg),
+            **({"first_report": {"verdict": first.verdict, "commit": first.commit, "date": first.date}} if first else {}),
             "attempt": [k, n], **({"supersedes": claim.extra["supersedes"]} if claim.extra.get("supersedes") else {})}
+
+
+#: A reading of a decided claim written after its verdict (``reports/claims/<id>/reading.md``): what
+#: the verdict covers and what it does not, found by reading the page against the paper. No condition
+#: reads it; the page shows it under its own heading and the front page's Claims table its first
+#: paragraph.
+READING = "reading.md"
+
+
+def with_reading(page: str, out: Path) -> tuple[str, str]:
+    """``(page, summary)``: the page with ``out/reading.md`` inserted before its Provenance section
+    (under "Read after the verdict", marked as written after the data), and the reading's first
+    paragraph ("" when there is no reading)."""
+    f = out / READING
+    if not f.exists():
+        return page, ""
+    text = f.read_text().strip()
+    summary = " ".join(text.split("\n\n")[0].split())
+    block = ("## Read after the verdict\n\n*Written after the data were seen, by reading this page against the "
+             "paper: it says what the verdict covers; it is not part of the registration and no condition reads "
+             f"it ([`{READING}`]({READING})).*\n\n{text}\n\n")
+    at = page.find("## Provenance")
+    return (page[:at] + block + page[at:] if at >= 0 else page.rstrip("\n") + "\n\n" + block), summary
 
 
 def _write(claim: Claim, out: Path, verdict: Verdict, page: str, cost: dict, commit: str, extra: dict,
            power=None, forced: bool = False) -> None:
+    page, reading = with_reading(page, out)
+    if reading:
+        extra = {**extra, "reading": reading}
     data = {**verdict.to_json(), **provenance_facts(claim), "paper": claim.paper, "where": claim.where, "statement": claim.claim,
             "claim_sha256": claim.digest, "published": claim.published, "cost": cost,
             "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "commit": commit, "forced": forced,

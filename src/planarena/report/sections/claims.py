@@ -77,6 +77,13 @@ def decisive(v: Mapping, most: int = 2) -> str:
     return "; ".join(_atom_short(a) for a in pick[:most]) + more
 
 
+def first_reported(v: Mapping) -> str | None:
+    """The claim's first committed verdict (``verdict.json``'s ``first_report``,
+    :func:`planarena.claims.provenance.first_report`) when it differs from the verdict now, else None."""
+    first = (v.get("first_report") or {}).get("verdict")
+    return first if first and first != v.get("verdict") and v.get("verdict") not in ("not run", "not recomputable") else None
+
+
 def verdict_line(v: Mapping) -> str:
     """The verdict cell: the verdict, the failed gate, the per-domain verdicts, and the marks
     (post-hoc, forced past a failed power check, not recomputable), or why a registered claim has
@@ -92,6 +99,9 @@ def verdict_line(v: Mapping) -> str:
         out += " (" + ", ".join(f"{d}: {x}" for d, x in v["domains"].items()) + ")"
     if v.get("posthoc"):
         out += "; *post-hoc*"
+    first = first_reported(v)
+    if first:
+        out += f"; *first reported {first} (commit `{v['first_report'].get('commit')}`): changed after its data were seen*"
     if v.get("forced"):
         out += "; *run past a failed power check*"
     return out
@@ -157,7 +167,8 @@ def table(verdicts: Sequence[Mapping]) -> pd.DataFrame:
             "claim": f"[{v['claim']}](claims/{v['claim']}/claim.md) ({v.get('paper')})",
             "paper section": md_text(v.get("where") or "", 90),
             "published vs measured": md_text(_published_vs_measured(v), 300),
-            "verdict": verdict_line(v) + (f": {md_text(reason, 160)}" if reason else ""),
+            "verdict": verdict_line(v) + (f": {md_text(reason, 160)}" if reason else "")
+            + (f"; *read after the verdict*: {md_text(v['reading'], 200)}" if v.get("reading") else ""),
             "power: paper / floor": _power(v),
             "cost": _cost(v),
         })
@@ -165,4 +176,4 @@ def table(verdicts: Sequence[Mapping]) -> pd.DataFrame:
                                        "power: paper / floor", "cost"])
 
 
-__all__ = ["DESCRIPTION", "decisive", "load_verdicts", "table", "verdict_line"]
+__all__ = ["DESCRIPTION", "decisive", "first_reported", "load_verdicts", "table", "verdict_line"]

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 from planarena import stats
 from planarena.methods.base import KINDS, ReportTraits
-from planarena.report.sections import headline
+from planarena.report.sections import claims, headline
 
 #: Row groups that are compared (floors and ceilings are read against them, not ranked).
 KINDS_RANKED = KINDS
@@ -70,10 +70,12 @@ def claims_line(verdicts: Sequence[Mapping]) -> str | None:
         return None
     by: dict[str, list[str]] = {}
     for v in verdicts:
-        by.setdefault(str(v.get("verdict")), []).append(str(v.get("claim")))
+        first = claims.first_reported(v)
+        by.setdefault(str(v.get("verdict")), []).append(
+            f"`{v.get('claim')}`" + (f" (first reported {first})" if first else ""))
     order = [k for k in VERDICT_ORDER if k in by] + sorted(k for k in by if k not in VERDICT_ORDER)
     return "Claims ([table](#claims)): " + "; ".join(
-        f"**{k}** {len(by[k])} (" + ", ".join(f"`{c}`" for c in by[k]) + ")" for k in order) + "."
+        f"**{k}** {len(by[k])} (" + ", ".join(by[k]) + ")" for k in order) + "."
 
 
 def lines(tables: Sequence[headline.CoverageTable], traits: Mapping[str, ReportTraits],
@@ -88,9 +90,9 @@ def lines(tables: Sequence[headline.CoverageTable], traits: Mapping[str, ReportT
         twin = _twin_line(table, traits)
         if twin:
             out.append(f"- {twin}")
-    claims = claims_line(verdicts)
-    if claims:
-        out.append(f"- {claims}")
+    said = claims_line(verdicts)
+    if said:
+        out.append(f"- {said}")
     return out
 
 
