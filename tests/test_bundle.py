@@ -102,4 +102,5 @@ def test_git_revision_is_the_runs_when_rendered_from_its_records(monkeypatch):
     live = info.collect_info({})   # a run's own report stage: this checkout, nothing else said
     assert (live["git_revision"], live["rendered_at"]) == ("bbbbbbb", None)
     old = info.collect_info({}, environment={"cpu_model": "X"})   # an archive from before this field
-    assert old["git_revision"] == "bbbbbbb" and old["rendered_at"] is None
+    assert old["git_revision"] is None and old["rendered_at"] == "bbbbbbb"
+    assert "not recorded in the run's records" in info.render_info(old, info.methods_table([]))

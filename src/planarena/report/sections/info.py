@@ -202,9 +202,9 @@ def collect_info(params: Mapping, traits: Mapping[str, ReportTraits] | None = No
     rev, dirty = git_state()
     env = dict(environment or {})
     rendered_at = None
-    if env.get("git_revision"):  # a committed run's records: its own commit, and where this page was rendered
-        rendered_at = rev if rev != env["git_revision"] else None
-        rev, dirty = env["git_revision"], env.get("git_dirty")
+    if environment is not None:  # a committed run's records: its own commit, and where this page was rendered
+        rendered_at = rev if rev != env.get("git_revision") else None
+        rev, dirty = env.get("git_revision"), env.get("git_dirty")
     return {
         "git_revision": rev,
         "git_dirty": dirty,
@@ -256,7 +256,9 @@ def methods_table(records: Iterable[ResultRecord]) -> pd.DataFrame:
 
 def render_info(info: Mapping, methods: pd.DataFrame) -> str:
     """The section body from :func:`collect_info`'s dict and :func:`methods_table`."""
-    rev = info.get("git_revision") or "unknown (not a git checkout)"
+    rev = info.get("git_revision") or ("not recorded in the run's records (an archive older than that field; the "
+                                       "code hash below is the run's)" if info.get("rendered_at")
+                                       else "unknown (not a git checkout)")
     dirty = info.get("git_dirty")
     if dirty is True:
         rev += " (dirty: uncommitted changes to tracked files)"
