@@ -405,8 +405,9 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
              f"`claims/{claim.source.name}` (sha256 `{claim.digest}`); code at `{commit}`.", ""]
     if changed:
         lines += [f"**Not the verdict first reported.** This claim's first committed page (commit `{first.commit}`, "
-                  f"{first.date[:10]}) said **{first.verdict}**; the verdict changed after its data were seen "
-                  "(new records, or verdict rules written later and applied to the same records), so "
+                  f"{first.date[:10]}) said **{first.verdict}**; the verdict changed"
+                  + (f" in commit `{first.changed_in}`" if first.changed_in else "") + ", after its data were "
+                  "seen (new records, or verdict rules written later and applied to the same records), so "
                   f"**{verdict.verdict}** here is a post-hoc reading, not the pre-registered verdict. A new claim file "
                   "with those rules, run on new data, is the test.", ""]
     if verdict.domains:
