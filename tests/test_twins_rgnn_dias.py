@@ -281,3 +281,36 @@ def test_dias_twin_traits_and_checks(tmp_path):
     assert Dias.twin_variants(twin_config) == ()
     with pytest.raises(ValueError, match="untrained"):
         Dias("bad", {**config, "untrained": "uniform"}, params, Layout(root=tmp_path))
+
+
+@pytest.mark.parametrize("encoding", ["ad", "ext"])
+def test_network_policy_plan_does_not_depend_on_its_lockstep_batch(tmp_path, encoding):
+    """``evaluation.lockstep_batch`` is outside the config fingerprint because a problem's episode
+    does not depend on what it is decoded with: an R-GNN policy's choices, outcome and choice count
+    for a problem alone equal those for the same problem in a batch of three (the batched forward
+    pass scores each problem's candidates as its own pass does)."""
+    import torch
+
+    from planarena.core.pddl import fresh_problem
+    from planarena.methods.rgnn_policies.lookahead import object_types
+    from planarena.methods.rgnn_policies.policy import LookaheadCache, PolicyNetwork, greedy_episodes
+
+    dom, prob = _spanner(tmp_path)
+    other = tmp_path / "q.pddl"   # another problem of the domain in the batch: another goal and graph
+    other.write_text(prob.read_text().replace("(problem three-men)", "(problem other)")
+                     .replace("(carrying bob s2)", "(carrying carl s1)").replace(" (link l0 l2)", ""))
+
+    def run(files):
+        problems = [fresh_problem(dom, f) for f in files]
+        cache = LookaheadCache("aiw", with_deltas=encoding == "ad")
+        for p, f in zip(problems, files):
+            cache.add(p, object_types(f, dom))
+        torch.manual_seed(3)
+        net = PolicyNetwork(problems[0].get_domain(), encoding, 8, 2)
+        eps = greedy_episodes(net, cache, problems, 40, [30.0] * len(files))
+        return [(e.outcome, e.choices, tuple(str(a) for a in e.plan) if e.plan is not None else None) for e in eps]
+
+    alone, other_alone = run([prob])[0], run([other])[0]
+    together = run([prob, other, prob])
+    assert together == [alone, other_alone, alone]
+    assert alone[1] > 1   # the episode made several choices: the batch had the chance to matter
