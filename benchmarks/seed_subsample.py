@@ -37,7 +37,10 @@ def page_facts(inputs, traits, seeds: set[int] | None) -> tuple[dict[str, tuple]
     ``seeds`` only (every seed when None; rows that run one seed keep it)."""
     records = inputs.records
     if seeds is not None:
-        records = [r for r in records if r.seed in seeds or len({x.seed for x in records if x.method == r.method}) == 1]
+        seeds_of: dict[str, set] = {}
+        for r in records:
+            seeds_of.setdefault(r.method, set()).add(r.seed)
+        records = [r for r in records if r.seed in seeds or len(seeds_of[r.method]) == 1]
     analysis = analyse(dataclasses.replace(inputs, records=records))
     rows = {}
     for table in analysis.headline:

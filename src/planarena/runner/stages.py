@@ -240,7 +240,7 @@ def _stage_rows(stage: str, params: dict, layout: Layout, rows: tuple[str, ...])
     ``planarena stage`` after an edit to ``params.yaml`` sees the edit.
 
     Raises:
-        KeyError: a named row is not a block of ``methods`` (the message lists the valid ones).
+        KeyError: a named row is not a block of ``methods`` (the message names the nearest one).
     """
     from planarena.paramkeys import suggestion
     from planarena.runner.inputs import method_inputs

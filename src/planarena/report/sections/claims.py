@@ -11,6 +11,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from planarena.claims.provenance import DECIDED
 from planarena.claims.spec import MEASURE_ATOMS
 from planarena.report.markdown import md_text
 
@@ -81,7 +82,7 @@ def first_reported(v: Mapping) -> str | None:
     """The claim's first committed verdict (``verdict.json``'s ``first_report``,
     :func:`planarena.claims.provenance.first_report`) when it differs from the verdict now, else None."""
     first = (v.get("first_report") or {}).get("verdict")
-    return first if first and first != v.get("verdict") and v.get("verdict") not in ("not run", "not recomputable") else None
+    return first if first and first != v.get("verdict") and v.get("verdict") in DECIDED else None
 
 
 def verdict_line(v: Mapping) -> str:
