@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from planarena.claims.spec import Claim
+from planarena.claims.spec import DECIDED, Claim
 from planarena.core.io import atomic_write_text
 
 REPO = Path(__file__).resolve().parents[3]
@@ -219,10 +219,6 @@ def posthoc(claim: Claim, reg: Registration | None = None) -> list[str]:
                 found.append(f"reports/{folder} (commit {last})")
                 break
     return found
-
-
-#: The verdicts a run decides (``not run`` and ``not recomputable`` are states of a page, not verdicts).
-DECIDED = ("confirmed", "refuted", "inconclusive")
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,8 @@ RUN_METRICS = ("sound_complete", "sound", "complete", "trained")
 #: Metrics of an atom: coverage, Hit@k of the candidate-pool protocols, or a schema-run metric.
 METRICS = ("coverage", "hit@1", "hit@5", "hit@10", *RUN_METRICS)
 BLOCKS = ("gate", "confirm", "refute")
+#: The verdicts a run decides (``not run`` and ``not recomputable`` are states of a page, not verdicts).
+DECIDED = ("confirmed", "refuted", "inconclusive")
 
 
 @dataclass(frozen=True)
@@ -379,5 +381,5 @@ def load_claims(folder: str | Path) -> list[Claim]:
     return [load_claim(p) for p in sorted(folder.glob("*.yaml"))]
 
 
-__all__ = ["ATOMS", "Atom", "BLOCKS", "MARGIN", "RETIRED", "Claim", "Condition", "MEASURE_ATOMS", "METRICS", "PAIRED", "RUN_METRICS", "load_claim",
+__all__ = ["ATOMS", "Atom", "BLOCKS", "DECIDED", "MARGIN", "RETIRED", "Claim", "Condition", "MEASURE_ATOMS", "METRICS", "PAIRED", "RUN_METRICS", "load_claim",
            "load_claims"]
