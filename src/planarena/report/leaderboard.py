@@ -256,6 +256,7 @@ def run_stage(params: dict, layout: Layout, reports_dir: Path = Path("reports"),
     run_info["paper_runs"] = list((params.get("report") or {}).get("paper_runs") or [])
     run_info["description"] = (params.get("report") or {}).get("description")
     run_info["claims"] = claims_section.load_verdicts(Path(reports_dir) / "claims")
+    run_info["seeds"] = sorted({r.seed for r in inputs.records if r.seed is not None})
     write_report(inputs, run_info, reports_dir)
     if environment is None:   # the records this page was computed from, for a fresh clone
         bundle.write(layout, params["methods"], Path(reports_dir) / bundle.BUNDLE)
