@@ -265,6 +265,23 @@ def test_schema_roles_from_the_records_and_a_failed_ceiling_check():
     assert "schema_no_preconditions" in plain.methods and plain.references == ()
 
 
+def test_untrained_twin_is_a_reference_row_without_the_floor_recall_check():
+    """An untrained twin is read beside the learned rows as the floor that isolates learning, but
+    nothing makes its recall 1 (that holds for the precondition-free domain only): the page named
+    every twin a failed check before."""
+    from dataclasses import replace
+
+    recs = records() + [srec("dias_names_untrained", d, 0, 0.0, 0.0) for d in ("hanoi", "logistics")]
+    roles = {**ROLES, "dias_names_untrained": replace(ROLES["schema_no_preconditions"], twin_of="dias_names")}
+    sc = schema.schema_table(recs, roles)
+    assert ("dias_names_untrained", "untrained twin") in sc.references
+    assert "dias_names_untrained" not in sc.methods
+    assert not any("dias_names_untrained" in c for c in sc.checks)
+    assert all(c.startswith("- Check passed") for c in sc.checks) and len(sc.checks) == 2
+    t = sc.table.set_index("domain")
+    assert t.loc["hanoi", "dias_names_untrained (untrained twin) recall"] == "0.00 (1 run)"
+
+
 def test_schema_noise_methods_group_apart_in_noise_order():
     recs = records() + [srec(f"dias_noise{n}", "hanoi", 0, 0.5, noise=float(n)) for n in (8, 1, 2)]
     sc = schema.schema_table(recs, ROLES)
