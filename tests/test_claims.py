@@ -3,6 +3,7 @@ hand-made records: gate first, then confirm / refute, paired tests Holm-correcte
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -239,7 +240,13 @@ def test_claims_list_shows_cost_and_verdict(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(app, ["claims", "list"])
     assert out.exit_code == 0 and "delta-beats-state" in out.output and "~5 CPU min" in out.output
-    assert "not run" in out.output
+    assert "not run" in out.output and "min wall" not in out.output
+    # a committed page: its verdict and the wall time its run took beside the estimate
+    page = tmp_path / "reports" / "claims" / "delta-beats-state"
+    page.mkdir(parents=True)
+    (page / "verdict.json").write_text(json.dumps({"verdict": "refuted", "cost": {"wall_s": 1830.0, "runs": 1}}))
+    out = CliRunner().invoke(app, ["claims", "list"])
+    assert "~5 CPU min (its run took 30 min wall)  -> refuted" in out.output
 
 
 def test_published_values_are_checked_against_the_measured_interval(tmp_path):

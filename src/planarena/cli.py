@@ -504,15 +504,19 @@ CLAIMS_DIR = Path("claims")
 
 @claims_app.command("list")
 def claims_list(folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files")) -> None:
-    """Every claim: id, paper, expected cost on 2 cores, and its verdict where one is committed."""
+    """Every claim: id, paper, expected cost on 2 cores (and, where a page is committed, the wall
+    time its run took), and its verdict where one is committed."""
     from planarena.claims.spec import load_claims
 
     for c in load_claims(folder):
         verdict = Path("reports/claims") / c.id / "verdict.json"
-        v = json.loads(verdict.read_text())["verdict"] if verdict.exists() else "not run"
+        page = json.loads(verdict.read_text()) if verdict.exists() else {}
+        v = page.get("verdict", "not run")
         needs = f" (needs: {' '.join(str(c.extra['needs']).split())})" if c.extra.get("needs") and v == "not run" else ""
         size = f"~{c.cost['gpu_hours']} GPU h" if c.cost.get("gpu_hours") else \
             f"~{c.cost.get('cpu_minutes', '?')} CPU min{' (GPU optional)' if c.cost.get('gpu') else ''}"
+        took = (page.get("cost") or {}).get("wall_s")
+        size += f" (its run took {float(took) / 60:.0f} min wall)" if took else ""
         typer.echo(f"{c.id}  [{c.paper}, {c.where}]  {size}  -> {v}{needs}\n    {c.claim}")
 
 
