@@ -403,6 +403,46 @@ def test_same_seed_same_run_and_divergence_does_not_raise():
     assert f["diverged"] and f["diverged_at"] == 0 and f["steps_run"] == 0
 
 
+def test_a_killed_run_resumes_from_its_checkpoint_to_the_uninterrupted_result(tmp_path, monkeypatch):
+    """A names-only run (R-GCN, node noise, Sinkhorn: every random stream in use) killed after its
+    checkpoint at step 5 resumes there and ends with the parameters and facts of a run that was
+    never killed; a checkpoint written under another seed is not read."""
+    import planarena.methods.dias.train as dias_train
+
+    tv, td, _ = toggle_domain(n=4, slots=2)
+    cfg = DiasConfig(observation="names", slots=2, d=8, layers=2, batch=8, steps=12, eval_every=4, sinkhorn_iters=10)
+    m0, f0 = train(cfg, tv, td, td, seed=3, progress=False)
+    ckpt = tmp_path / "unit.ckpt"
+    real = dias_train.tau_schedule
+
+    def killed_at_7(step, *args):
+        if step == 7:
+            raise KeyboardInterrupt("killed")
+        return real(step, *args)
+
+    monkeypatch.setattr(dias_train, "tau_schedule", killed_at_7)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg, tv, td, td, seed=3, progress=False, checkpoint=ckpt, checkpoint_every=5)
+    seen = []
+
+    def counted(step, *args):
+        seen.append(step)
+        return real(step, *args)
+
+    monkeypatch.setattr(dias_train, "tau_schedule", counted)
+    assert ckpt.exists() and torch.load(ckpt, weights_only=False)["step"] == 5
+    m1, f1 = train(cfg, tv, td, td, seed=3, progress=False, checkpoint=ckpt, checkpoint_every=5)
+    assert seen == [0, *range(5, 12)]   # the schedule's start, then steps 5-11 only: resumed, not rerun
+    monkeypatch.setattr(dias_train, "tau_schedule", real)
+    assert all(torch.equal(v, m1.state_dict()[k]) for k, v in m0.state_dict().items())
+    f0.pop("seconds"), f1.pop("seconds")
+    assert f1 == f0 and f1["steps_run"] == 12 and len(f1["slot_activation"]) == 3
+    # the file now holds step 10 of seed 3: a seed-4 run ignores it and is its own fresh run
+    m4, _ = train(cfg, tv, td, td, seed=4, progress=False)
+    m5, _ = train(cfg, tv, td, td, seed=4, progress=False, checkpoint=ckpt, checkpoint_every=50)
+    assert all(torch.equal(v, m5.state_dict()[k]) for k, v in m4.state_dict().items())
+
+
 def test_mlp_effects_train_and_predict_successors():
     vocab, data = walk_domain()
     cfg = DiasConfig(observation="strips", effects="mlp", mlp_hidden=32, batch=32, steps=300, eval_every=300,

@@ -266,6 +266,53 @@ def test_dias_twin_is_the_model_at_initialisation_and_is_measured(schema_layout,
     assert len(plans) == 1 and all(r["extra"]["task"] == "plan" for r in plans)
 
 
+def test_a_killed_dias_training_keeps_its_finished_units_and_resumes_the_running_one(schema_layout, tmp_path,
+                                                                                      monkeypatch):
+    """Seed 13 finishes, seed 14 is killed after its checkpoint at step 5: the rerun trains seed 13
+    no more, resumes seed 14 at step 5, and both models are those of an uninterrupted training."""
+    import planarena.methods.dias.train as dias_train
+    from planarena.methods.dias.method import Dias
+
+    params = smoke_profile_params()
+    params["jobs"] = 1
+    base = {"observation": "strips", "seeds": [13, 14], "overrides": {"steps": 8, "eval_every": 4}}
+    params["methods"] = {"dias_strips": base}
+    monkeypatch.setattr(dias_train, "CHECKPOINT_EVERY", 5)
+    real, calls = dias_train.tau_schedule, []
+
+    def schedule(step, *args):
+        calls.append(step)
+        if kill_at and len(calls) == kill_at:
+            raise KeyboardInterrupt("killed")
+        return real(step, *args)
+
+    monkeypatch.setattr(dias_train, "tau_schedule", schedule)
+    kill_at = None
+    clean = Dias("dias_strips", base, params, Layout(root=schema_layout.root))
+    clean.train(tmp_path / "clean")
+    assert calls == [0, *range(8)] * 2
+    row = Dias("dias_strips", base, params, Layout(root=schema_layout.root))
+    units = schema_layout.cache / "dias" / f"{row._train_key()}.units"
+    assert not units.exists()   # removed once the clean run's stage ended
+    calls.clear()
+    kill_at = 9 + 1 + 7          # seed 13's 9 calls, then seed 14's start and steps 0-6: killed at step 6
+    with pytest.raises(KeyboardInterrupt):
+        row.train(tmp_path / "row")
+    assert (units / "blocks3" / "seed13" / "unit.json").exists() and (units / "blocks3" / "seed14.ckpt").exists()
+    calls.clear()
+    kill_at = None
+    row.train(tmp_path / "row")
+    assert calls == [0, 5, 6, 7]   # seed 13 not trained again; seed 14 from its checkpoint
+    assert not units.exists()
+    for seed in (13, 14):
+        a = torch.load(tmp_path / "clean" / "blocks3" / f"seed{seed}" / "model.pt", weights_only=True)
+        b = torch.load(tmp_path / "row" / "blocks3" / f"seed{seed}" / "model.pt", weights_only=True)
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+        fa, fb = (json.loads((tmp_path / d / "blocks3" / f"seed{seed}" / "facts.json").read_text())
+                  for d in ("clean", "row"))
+        assert fa == fb
+
+
 def test_dias_twin_traits_and_checks(tmp_path):
     from planarena.methods.dias.method import Dias
 

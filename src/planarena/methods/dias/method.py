@@ -30,6 +30,7 @@ by the same protocol: a floor for what training adds.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -141,20 +142,42 @@ class Dias(Method):
 
         return configured_domains(self.params, self.config, ProblemSet(self.layout.schema).domains)
 
+    def _train_key(self) -> str:
+        """Content key of this row's training: everything a unit's run reads (the row's block, the
+        ``dias`` params, the schema data, the family's code)."""
+        from planarena.core.fingerprint import code_fingerprint, folder_hash
+        from planarena.core.io import stable_hash
+
+        return stable_hash({"config": self.config, "dias": get(self.params, "dias", {}),
+                            "schema": folder_hash(self.layout.schema),
+                            "code": code_fingerprint(["planarena.methods.dias.method", "planarena.methods.dias.train",
+                                                      "planarena.methods.dias.model", "planarena.methods.dias.data"])},
+                           n=16)
+
     def train(self, model_dir: Path) -> dict:
-        """One model per (schema domain, seed): ``<domain>/seed<seed>/{model.pt, facts.json, domain.pddl}``."""
+        """One model per (schema domain, seed): ``<domain>/seed<seed>/{model.pt, facts.json, domain.pddl}``.
+
+        A run of the paper's size takes about an hour per unit on one core, so a learned row's
+        training survives a kill: finished units wait in ``<cache>/dias/<key>.units`` until the
+        stage ends (:func:`planarena.methods.units.train_units`), and each running unit
+        checkpoints every :data:`~planarena.methods.dias.train.CHECKPOINT_EVERY` steps beside
+        them; a rerun resumes both, with the results of an uninterrupted run."""
         root = self.layout.schema
         domains = self.domains()
+        units = None if self.untrained else self.layout.cache / "dias" / f"{self._train_key()}.units"
 
         def fit(unit: tuple[str, int]) -> dict:
             domain, seed = unit
-            return fit_unit(self, root, domain, seed, model_dir / domain / f"seed{seed}")
+            return fit_unit(self, root, domain, seed, model_dir / domain / f"seed{seed}",
+                            checkpoint=units / domain / f"seed{seed}.ckpt" if units else None)
 
         facts, times = train_units(fit, domains, self.seeds(), self.jobs, desc=f"train {self.name}",
-                                   device=self.unit_device())
+                                   device=self.unit_device(), model_dir=model_dir if units else None, keep=units)
         from planarena.core.io import atomic_write_json
 
         atomic_write_json(model_dir / "facts.json", facts)
+        if units is not None:   # every unit is in model_dir now: the kept copies have done their job
+            shutil.rmtree(units, ignore_errors=True)
         twin = {"trained": False, "untrained": True, "steps": 0} if self.untrained else {}
         return {"trained": True, "observation": self.observation, "noise": self.noise, **twin,
                 "parameters": max((f.get("parameters", 0) for d in facts["domains"].values() for f in d.values()),
@@ -214,9 +237,10 @@ def learned_strips(name: str, predicates, schemas) -> StripsDomain:
     return StripsDomain(name=name, predicates=tuple(predicates), schemas=tuple(out))
 
 
-def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dict:
+def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path, checkpoint: Path | None = None) -> dict:
     """Train one (domain, seed) model, write its learned domain and facts; never raises for a
-    diverged run (the facts say so)."""
+    diverged run (the facts say so). ``checkpoint``: the run's checkpoint file
+    (:func:`planarena.methods.dias.train.train`), removed once the outputs are written."""
     import torch
 
     from planarena.methods.dias.data import add_noise, known_arguments, load_domain
@@ -244,7 +268,7 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
                               known=known_arguments(data, t, method.observation, slots))
 
     model, facts = train(cfg, vocab, tensors(data.train, "train"), tensors(data.validation, "validation"),
-                         seed=derive_seed(seed, domain, "dias"), progress=False)
+                         seed=derive_seed(seed, domain, "dias"), progress=False, checkpoint=checkpoint)
     facts.pop("seconds", None)  # wall time: not in a DVC-tracked file (train_time_s goes to the log)
     info = {**facts, "domain": domain, "seed": seed, "train_file": data.train_file,
             "train_transitions": len(data.train)}
@@ -260,5 +284,7 @@ def fit_unit(method: Dias, root: Path, domain: str, seed: int, out: Path) -> dic
         learned_strips(name, data.predicates, schemas).write(out / target)
         info["arities"] = {sch.name: len(sch.parameters) for sch in schemas}
     save_unit(out, None if facts.get("diverged") else model.state_dict(), info)
+    if checkpoint is not None:
+        Path(checkpoint).unlink(missing_ok=True)
     info["train_time_s"] = round(time.perf_counter() - start, 3)
     return info

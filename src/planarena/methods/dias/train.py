@@ -14,11 +14,16 @@ are given.
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Sequence
 
 import torch
+
+from planarena.core.io import stable_hash
 
 from planarena.methods.dias.model import EFFECTS, KEY_NORMS, OBSERVATIONS, DiasModel, Vocab
 
@@ -236,8 +241,14 @@ def validation_loss(model: DiasModel, data: Sequence[TransitionData], tau: float
     return total / max(count, 1)
 
 
+#: Steps between two checkpoints of :func:`train` (a names-only step costs 70-250 ms on one core:
+#: 500 steps are about a minute of work to redo after a kill).
+CHECKPOINT_EVERY = 500
+
+
 def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_source=None, seed: int = 0,
-          progress: bool = True) -> tuple[DiasModel, dict]:
+          progress: bool = True, checkpoint: Path | None = None,
+          checkpoint_every: int | None = None) -> tuple[DiasModel, dict]:
     """Train DIAS on the transitions of one instance (or several, one drawn per step).
 
     Args:
@@ -248,6 +259,13 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
         seed: seeds torch's global RNG (parameter init) and two generators (batches, node noise);
             the same seed gives the same parameters and facts except ``seconds``.
         progress: a tqdm bar.
+        checkpoint: a file for the run's state every ``checkpoint_every`` steps (None:
+            :data:`CHECKPOINT_EVERY`; parameters,
+            optimiser, the three random generators, facts so far), so that a killed run resumes
+            where it stopped; a run found there under the same key (config, seed, data sizes) is
+            resumed, one under another key is ignored. The resumed run's parameters and facts
+            are those of an uninterrupted run (only ``seconds`` counts this process's time). The
+            caller removes the file once the run's outputs are written. None: no checkpoint.
 
     Returns:
         ``(model, facts)``; facts: ``steps_run``, ``diverged`` (a non-finite loss or gradient stops
@@ -283,7 +301,12 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
     start = time.perf_counter()
     horizon = config.tau_horizon()
     tau = tau_schedule(0, horizon, config.tau_floor)
-    bar = tqdm(range(config.steps), disable=not progress, desc="dias", leave=False)
+    key = stable_hash({"config": asdict(config), "seed": seed, "vocab": repr(vocab),
+                       "data": [len(d) for d in data], "validation": [len(v) for v in val]})
+    every = int(checkpoint_every or CHECKPOINT_EVERY)
+    first = _resume(checkpoint, key, model, opt, batch_gen, noise_gen, facts) if checkpoint else 0
+    bar = tqdm(range(first, config.steps), disable=not progress, desc="dias", leave=False,
+               initial=first, total=config.steps)
     for step in bar:
         tau = tau_schedule(step, horizon, config.tau_floor)
         inst = data[int(torch.randint(len(data), (1,), generator=batch_gen))] if len(data) > 1 else data[0]
@@ -314,6 +337,8 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
                 facts["validation"].append((step + 1, v, tau))
                 facts["final_validation"] = v
             bar.set_postfix(main=f"{main:.4g}", aux=f"{aux:.4g}")
+        if checkpoint and (step + 1) % every == 0 and step + 1 < config.steps:
+            _save_checkpoint(checkpoint, key, step + 1, model, opt, batch_gen, noise_gen, facts)
     if val and config.observation != "strips" and not facts["diverged"]:
         # Section 4.1's S is row-stochastic; a row mass well below 1 flags a non-converged Sinkhorn
         c = val[0].subset(torch.arange(min(config.batch, len(val[0])))).to(config.device)
@@ -327,4 +352,42 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
     return model, facts
 
 
-__all__ = ["DiasConfig", "PCGRAD", "TransitionData", "pcgrad", "tau_schedule", "train", "validation_loss"]
+def _save_checkpoint(path: Path, key: str, step: int, model, opt, batch_gen, noise_gen, facts: dict) -> None:
+    """Write the run's state after ``step`` steps to ``path`` (atomically: a kill mid-write leaves
+    the previous checkpoint)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save({"key": key, "step": step, "model": model.state_dict(), "opt": opt.state_dict(),
+                "batch_gen": batch_gen.get_state(), "noise_gen": noise_gen.get_state(),
+                "torch_rng": torch.get_rng_state(), "facts": facts}, tmp)
+    os.replace(tmp, path)
+
+
+def _resume(path: Path, key: str, model, opt, batch_gen, noise_gen, facts: dict) -> int:
+    """Load the checkpoint at ``path`` into the run's objects (``facts`` updated in place) and
+    return the step to go on from; 0 (nothing loaded) when there is none, it is unreadable, or it
+    was written under another key."""
+    path = Path(path)
+    if not path.exists():
+        return 0
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:  # a torn or foreign file: start over, say so
+        print(f"dias: ignoring unreadable checkpoint {path} ({err})", file=sys.stderr)
+        return 0
+    if state.get("key") != key:
+        return 0
+    model.load_state_dict(state["model"])
+    opt.load_state_dict(state["opt"])
+    batch_gen.set_state(state["batch_gen"])
+    noise_gen.set_state(state["noise_gen"])
+    torch.set_rng_state(state["torch_rng"])
+    facts.clear()
+    facts.update(state["facts"])
+    print(f"dias: resumed {path} at step {state['step']}", file=sys.stderr)
+    return int(state["step"])
+
+
+__all__ = ["CHECKPOINT_EVERY", "DiasConfig", "PCGRAD", "TransitionData", "pcgrad", "tau_schedule", "train",
+           "validation_loss"]
