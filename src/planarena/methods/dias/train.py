@@ -24,7 +24,6 @@ from typing import Sequence
 import torch
 
 from planarena.core.io import stable_hash
-
 from planarena.methods.dias.model import EFFECTS, KEY_NORMS, OBSERVATIONS, DiasModel, Vocab
 
 
@@ -259,13 +258,14 @@ def train(config: DiasConfig, vocab: Vocab, train_batches_source, validation_sou
         seed: seeds torch's global RNG (parameter init) and two generators (batches, node noise);
             the same seed gives the same parameters and facts except ``seconds``.
         progress: a tqdm bar.
-        checkpoint: a file for the run's state every ``checkpoint_every`` steps (None:
-            :data:`CHECKPOINT_EVERY`; parameters,
-            optimiser, the three random generators, facts so far), so that a killed run resumes
-            where it stopped; a run found there under the same key (config, seed, data sizes) is
-            resumed, one under another key is ignored. The resumed run's parameters and facts
-            are those of an uninterrupted run (only ``seconds`` counts this process's time). The
-            caller removes the file once the run's outputs are written. None: no checkpoint.
+        checkpoint: a file that receives the run's state (parameters, optimiser, the three
+            random generators, the facts so far) every ``checkpoint_every`` steps (None:
+            :data:`CHECKPOINT_EVERY`), so that a killed run resumes where it stopped. A state found
+            there under the same key (config, seed, vocabulary, data sizes: the caller keys the
+            folder by the data's content) is resumed; one under another key is ignored. The resumed
+            run's parameters and facts are those of an uninterrupted run (``seconds`` counts this
+            process's time only). The caller removes the file once the run's outputs are written.
+            None: no checkpoint.
 
     Returns:
         ``(model, facts)``; facts: ``steps_run``, ``diverged`` (a non-finite loss or gradient stops
