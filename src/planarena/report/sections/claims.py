@@ -11,8 +11,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from planarena.claims.spec import DECIDED
-from planarena.claims.spec import MEASURE_ATOMS
+from planarena.claims.spec import DECIDED, MEASURE_ATOMS
 from planarena.report.markdown import md_text
 
 DESCRIPTION = (
