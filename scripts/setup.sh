@@ -40,7 +40,11 @@ else
   echo "setup: installing torch $TORCH_VERSION (CPU build)${UV:+ with uv}"
   # --no-deps: only torch itself comes from the CPU index; its dependencies are pinned in
   # requirements.txt and come from the default index (no lookups of them on the torch index).
-  if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then
+  # the CPU index is tried only when its host resolves (a machine without it answers at once; uv
+  # would spend 5-9 s on retries before the fallback below)
+  host=$(echo "$TORCH_INDEX" | sed -E 's#^[a-z]+://([^/:]+).*#\1#')
+  if ! "$VENV/bin/python" -c "import torch" 2>/dev/null \
+     && "$VENV/bin/python" -c "import socket, sys; socket.getaddrinfo(sys.argv[1], 443)" "$host" 2>/dev/null; then
     install --no-deps "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX" || true
   fi
   if ! "$VENV/bin/python" -c "import torch" 2>/dev/null; then

@@ -5,6 +5,7 @@ domain, and planning with a learned domain (an unsound one's plans rejected by t
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -317,3 +318,39 @@ def test_the_floor_and_a_learned_row_are_compared_on_the_same_states(data, tmp_p
     assert floor["common_states"]["precision"] == floor["precision"] < 1
     assert learned["test_states"] == 40 and learned["common_states"]["test_states"] == 7
     assert learned["common_states"]["precision"] == 1.0
+
+
+class _TrueOfEachDomain(_Fixed):
+    """'Learns' each domain's own true domain (the schema data's ``<domain>/domain.pddl``)."""
+
+    def learned_domain(self, domain, seed):
+        return LearnedDomain("solved", path=self.layout.schema / domain / "domain.pddl")
+
+
+def test_domains_run_side_by_side_and_write_what_one_process_writes(tmp_path):
+    """Each domain is one unit of the executor: on a 2-worker cluster the records file holds what
+    one process writes, in the same order (wall times aside); the limits are CPU time, so running
+    side by side changes no outcome."""
+    params = smoke_profile_params()
+    params["schema"]["domains"] = ["blocks3", "gripper"]
+    params["schema"]["test_states"] = 30
+    params["schema"]["generators"]["gripper"] = {"train": {"num_balls": 2}, "test": [{"num_balls": 3}, {"num_balls": 4}],
+                                                 "n_train": [10, 40], "n_validation": [5, 20]}
+    layout = Layout(root=tmp_path / "data")
+    schema_data.run_stage(params, layout)
+    params["methods"] = {"truth": {"max_test_problems": 1}}
+    got = {}
+    for jobs in (1, 2):
+        shutil.rmtree(layout.cache / "fd", ignore_errors=True)   # each run plans (no cached plans)
+        out = tmp_path / f"jobs{jobs}.jsonl"
+        with JsonlWriter(out) as w:
+            ctx = EvalContext(method=_TrueOfEachDomain("truth", params["methods"]["truth"], params, layout),
+                              settings=params["evaluation"], seeds=[13, 14], problems=None, fingerprint="x",
+                              train_info={}, train_facts={}, kept=[], writer=w, jobs=jobs)
+            assert protocol.run(ctx) == 2 * 2 * 2   # domains x seeds x (learn_schema + one plan)
+        got[jobs] = [{k: v for k, v in r.items() if k != "wall_time"} for r in read_jsonl(out)]
+    assert got[1] == got[2]
+    assert [(r["domain"], r["seed"], r["extra"]["task"]) for r in got[2]] == [
+        (d, s, t) for d in ("blocks3", "gripper") for s in (13, 14) for t in ("learn_schema", "plan")]
+    assert all(r["outcome"] == "solved" for r in got[2])
+    assert {r["extra"]["precision"] for r in got[2] if r["extra"]["task"] == "learn_schema"} == {1.0}

@@ -350,7 +350,14 @@ def _plan_with(learned: LearnedDomain, problem_file: Path, cfg: _Settings) -> At
 
 def run(ctx: "EvalContext") -> int:
     """Measure every (domain, seed) not yet recorded: one ``learn_schema`` record and one ``plan``
-    record per test problem. Returns the number of records written."""
+    record per test problem. Each domain is one unit of the executor
+    (:func:`planarena.core.executor.run_units`: the domains run side by side on the stage's workers,
+    its test states read once per unit) and its records come back in domain order, so the records
+    file is the same for any ``jobs``; every limit here is CPU time (``schema.eval_time_limit``,
+    Fast Downward's own), so that running side by side changes no outcome. Returns the number of
+    records written."""
+    from planarena.core.executor import run_units
+
     method = ctx.method
     data = SchemaData(method.layout.schema)
     plan_ctx = dataclasses.replace(ctx, problems=data.problems)
@@ -374,35 +381,48 @@ def run(ctx: "EvalContext") -> int:
     failed = ctx.train_info.get("status", "ok") != "ok"
     # a resumed run: the learn_schema records already written decide whether a domain is planned with
     kept = {(r["domain"], r["seed"]): r for r in ctx.kept if (r.get("extra") or {}).get("task") == TASK}
-    n = 0
+    units = []   # (domain, {seed: failure reason of a kept timeout record or None}) with work left
     for domain in configured_domains(method.params, method.config, data.problems.domains):
+        entries = data.problems.select(domain, SPLIT)[:max_problems]
+        left = {seed: (kept[(domain, seed)]["failure_reason"]
+                       if kept.get((domain, seed), {}).get("outcome") == "timeout" else None)
+                for seed in ctx.seeds
+                if (TASK, domain, SPLIT, domain, seed) not in ctx.done
+                or (method.plans_with_learned_domain
+                    and any(("plan", domain, SPLIT, e.problem, seed) not in ctx.done for e in entries))}
+        if left:
+            units.append((domain, left))
+
+    def measure_domain(unit: tuple[str, dict]) -> list[dict]:
+        """One domain's records, every seed: its learn_schema record, then its plan records."""
+        domain, left = unit
         true_domain = data.problems.domain_file(domain)
         entries = data.problems.select(domain, SPLIT)[:max_problems]
         measured_entries = entries[:measured]
         tests = {e.problem: data.problems.problem_file(e) for e in measured_entries}
         cached: list = []
 
-        def states(domain=domain, tests=tests, cached=cached):  # read once per domain, when first needed
+        def states():  # read once per domain, when first needed
             if not cached:
                 cached.append([s for s in data.test_states(domain, cfg.per_problem) if s[0] in tests])
             return cached[0]
 
-        for seed in ctx.seeds:
+        out: list[dict] = []
+        for seed, kept_timeout in left.items():
             start = time.perf_counter()
             key = (TASK, domain, SPLIT, domain, seed)
             learned = (LearnedDomain("error", failure_reason=f"training failed: {ctx.train_info.get('reason')}")
                        if failed else method.learned_domain(domain, seed))
-            if key in ctx.done and kept.get((domain, seed), {}).get("outcome") == "timeout":
-                learned = dataclasses.replace(learned, outcome="timeout", failure_reason=kept[(domain, seed)]["failure_reason"])
+            if key in ctx.done and kept_timeout is not None:
+                learned = dataclasses.replace(learned, outcome="timeout", failure_reason=kept_timeout)
             if key not in ctx.done:
                 outcome, learned, extra = _measure(learned, true_domain, tests, measured_entries, states, cfg)
-                ctx.writer.write(ResultRecord(
+                out.append(ResultRecord(
                     method=method.name, family=method.family, domain=domain, split=SPLIT, problem=domain,
                     seed=seed, outcome=outcome, wall_time=round(time.perf_counter() - start, 4),
                     failure_reason=learned.failure_reason
                     or ("successor comparison past schema.eval_time_limit" if outcome == "timeout" else None),
                     config_hash=ctx.fingerprint, extra={**ctx.record_facts(domain, seed), "task": TASK, **learned.extra, **extra}).to_dict())
-                n += 1
             if not method.plans_with_learned_domain:
                 continue   # a successor model without a PDDL domain (MLP effects): nothing to plan with
             for entry in entries:
@@ -410,8 +430,23 @@ def run(ctx: "EvalContext") -> int:
                     continue
                 t0 = time.perf_counter()
                 res = _plan_with(learned, data.problems.problem_file(entry), cfg)
-                ctx.writer.write(coverage.record(plan_ctx, entry, seed, res, time.perf_counter() - t0).to_dict())
-                n += 1
+                out.append(coverage.record(plan_ctx, entry, seed, res, time.perf_counter() - t0).to_dict())
+        return out
+
+    def lost(unit: tuple[str, dict], reason: str) -> list[dict]:
+        """A domain whose worker kept dying (executor retries exhausted): an ``error``
+        learn_schema record per seed with the reason (an outcome, not a crashed stage)."""
+        domain, left = unit
+        return [ResultRecord(method=method.name, family=method.family, domain=domain, split=SPLIT, problem=domain,
+                             seed=seed, outcome="error", wall_time=0.0, failure_reason=reason,
+                             config_hash=ctx.fingerprint, extra={"task": TASK}).to_dict() for seed in left]
+
+    n = 0
+    for recs in run_units(measure_domain, units, desc=f"evaluate {method.name} (schema)", on_failure=lost,
+                          jobs=ctx.jobs, parallel=method.parallel, device=method.unit_device()):
+        for rec in recs:
+            ctx.writer.write(rec)
+            n += 1
     return n
 
 
