@@ -40,6 +40,10 @@ def run(ctx: "EvalContext") -> int:
         (e, seed) for e in ps.entries if e.split in splits for seed in ctx.seeds
         if (TASK, e.domain, e.split, e.problem, seed) not in ctx.done
     ]
+    # largest problems first (PDDL objects; stable, so the order is the same for any executor): the
+    # longest attempts start while the short ones fill the other workers, instead of one worker
+    # finishing the largest problem alone at the end of the row (the records file follows this order)
+    todo.sort(key=lambda item: -item[0].objects)
     print(f"evaluate {method.name}: {len(todo)} plan attempts to run")
     failed = ctx.train_info.get("status", "ok") != "ok"
 
@@ -109,7 +113,8 @@ def lockstep_units(todo: list[tuple[ProblemEntry, int]], batch: int) -> list[lis
     for items in groups.values():
         n = max(1, -(-len(items) // batch)) if batch > 0 else 1
         units.extend(items[k::n] for k in range(n))
-    return units
+    # the shards of the largest problems first (as for single attempts; stable, whatever ``jobs``)
+    return sorted(units, key=lambda shard: -max(e.objects for e, _ in shard))
 
 
 def record(ctx: "EvalContext", entry: ProblemEntry, seed: int, res: Attempt, elapsed: float) -> ResultRecord:
