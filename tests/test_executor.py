@@ -339,3 +339,17 @@ def test_executor_params_rerun_no_stage():
 
     params = {"jobs": 2, "executor": {"address": "tcp://h:1"}, "seed": 0}
     assert inputs.select_params(params, ("*",)) == {"seed": 0}
+
+
+def test_lockstep_shards_are_dealt_in_suite_order_and_dispatched_largest_first():
+    """A shard's problems come from the suite's order (a batched forward pass's floats depend on
+    its batch, so a shard must not change with the dispatch order); the shards then run largest
+    first, so that no worker ends a row alone on its largest problem."""
+    from types import SimpleNamespace
+
+    from planarena.protocols.coverage import lockstep_units
+
+    todo = [(SimpleNamespace(domain="d", split="s", objects=o, problem=f"p{o}"), 13) for o in (3, 5, 9, 4, 8)]
+    shards = lockstep_units(todo, batch=2)   # ceil(5 / 2) = 3 shards, dealt round-robin
+    assert [[e.objects for e, _ in shard] for shard in shards] == [[9], [5, 8], [3, 4]]
+    assert lockstep_units(todo, batch=0) == [todo]   # one shard per (domain, split, seed)

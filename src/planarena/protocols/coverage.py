@@ -40,10 +40,6 @@ def run(ctx: "EvalContext") -> int:
         (e, seed) for e in ps.entries if e.split in splits for seed in ctx.seeds
         if (TASK, e.domain, e.split, e.problem, seed) not in ctx.done
     ]
-    # largest problems first (PDDL objects; stable, so the order is the same for any executor): the
-    # longest attempts start while the short ones fill the other workers, instead of one worker
-    # finishing the largest problem alone at the end of the row (the records file follows this order)
-    todo.sort(key=lambda item: -item[0].objects)
     print(f"evaluate {method.name}: {len(todo)} plan attempts to run")
     failed = ctx.train_info.get("status", "ok") != "ok"
 
@@ -85,6 +81,7 @@ def run(ctx: "EvalContext") -> int:
     where = dict(jobs=ctx.jobs, parallel=method.parallel, device=method.unit_device())
     n = 0
     if method.lockstep:
+        # shards are dealt from the suite's order (below), then dispatched largest first
         units = lockstep_units(todo, int(ctx.settings.get("lockstep_batch") or 0))
         # a shard decodes up to `lockstep_batch` problems in lockstep in about a second at the
         # default sizes: two of them do not pay for a cluster's start-up (docs/scaling.md)
@@ -94,6 +91,11 @@ def run(ctx: "EvalContext") -> int:
                 ctx.writer.write(rec)
                 n += 1
         return n
+    # largest problems first (PDDL objects; a stable sort, so the order is the same for any
+    # executor): the longest attempts start while the short ones fill the other workers, instead of
+    # one worker finishing the largest problem alone at the end of the row (the records file
+    # follows this order)
+    todo = sorted(todo, key=lambda item: -item[0].objects)
     for rec in run_units(attempt, todo, desc=f"evaluate {method.name}", on_failure=lost, **where):
         ctx.writer.write(rec)
         n += 1
@@ -103,9 +105,13 @@ def run(ctx: "EvalContext") -> int:
 def lockstep_units(todo: list[tuple[ProblemEntry, int]], batch: int) -> list[list[tuple[ProblemEntry, int]]]:
     """A lockstep method's units: the attempts grouped by (domain, split, seed), each group dealt
     round-robin into ``ceil(len / batch)`` shards of at most ``batch`` attempts (``batch`` <= 0:
-    one shard per group). Shards balance large and small problems and give ``jobs`` processes
-    work; they do not depend on ``jobs``, so the records come in the same order for any ``jobs``
-    (and a problem's plan never depends on its batch)."""
+    one shard per group), in the order of ``todo`` (the suite's); the shards are then ordered by
+    their largest problem (PDDL objects), largest first, so the longest shards start first. Shards
+    balance large and small problems and give ``jobs`` processes work; they do not depend on
+    ``jobs``, so the records come in the same order for any ``jobs``. A shard's composition must not
+    change with anything else either: a batched forward pass's floats depend on the batch (an
+    untrained R-GNN's near-tied Q-values then pick another action), so shards are dealt from the
+    suite's order, and only their dispatch order follows size."""
     groups: dict[tuple, list] = {}
     for entry, seed in todo:
         groups.setdefault((entry.domain, entry.split, seed), []).append((entry, seed))
@@ -113,8 +119,7 @@ def lockstep_units(todo: list[tuple[ProblemEntry, int]], batch: int) -> list[lis
     for items in groups.values():
         n = max(1, -(-len(items) // batch)) if batch > 0 else 1
         units.extend(items[k::n] for k in range(n))
-    # the shards of the largest problems first (as for single attempts; stable, whatever ``jobs``)
-    return sorted(units, key=lambda shard: -max(e.objects for e, _ in shard))
+    return sorted(units, key=lambda shard: -max(e.objects for e, _ in shard))   # stable
 
 
 def record(ctx: "EvalContext", entry: ProblemEntry, seed: int, res: Attempt, elapsed: float) -> ResultRecord:
