@@ -178,6 +178,12 @@ def test_twin_fingerprints_and_config_checks(suite):
     prints = {n: config_fingerprint(build_method(n, params, layout), params, layout)
               for n in ("aiw_ext", "aiw_ext_untrained", "aiw_ext_uniform")}
     assert len(set(prints.values())) == 3
+    # a lockstep row's records depend on its batch (test below), a per-problem row's do not
+    other = {**params, "evaluation": {**params["evaluation"], "lockstep_batch": 3, "jobs": 7}}
+    for name, lockstep in (("aiw_ext", True), ("random_walk", False)):
+        method = build_method(name, params, layout)
+        assert method.lockstep is lockstep
+        assert (config_fingerprint(method, other, layout) != config_fingerprint(method, params, layout)) is lockstep
     with pytest.raises(ValueError, match="untrained"):
         RGNNPolicy("bad", {"lookahead": "aiw", "encoding": "ext", "untrained": "sometimes"}, params, layout)
 
@@ -332,10 +338,12 @@ def test_dias_twin_traits_and_checks(tmp_path):
 
 @pytest.mark.parametrize("encoding", ["ad", "ext"])
 def test_network_policy_plan_does_not_depend_on_its_lockstep_batch(tmp_path, encoding):
-    """``evaluation.lockstep_batch`` is outside the config fingerprint because a problem's episode
-    does not depend on what it is decoded with: an R-GNN policy's choices, outcome and choice count
-    for a problem alone equal those for the same problem in a batch of three (the batched forward
-    pass scores each problem's candidates as its own pass does)."""
+    """An R-GNN policy's choices, outcome and choice count for a problem alone equal those for the
+    same problem in a batch of three here (the batched forward pass scores each problem's candidates
+    as its own pass does, up to float rounding). Not in general: the rounding depends on the batch,
+    and an untrained network's near-tied Q-values can then pick another action (`flat_aa_untrained`
+    on a 49-cell VisitAll), so ``evaluation.lockstep_batch`` is part of a lockstep method's config
+    fingerprint (test_runner)."""
     import torch
 
     from planarena.core.pddl import fresh_problem

@@ -126,8 +126,9 @@ def _manifest_digest(layout: Layout) -> str:
 
 def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
     """Fingerprint of everything that changes this method's results: its params block, the params
-    keys it declares in ``uses_params``, the evaluation settings (not ``lockstep_batch``: a
-    problem's plan does not depend on its batch), the problem manifest, its trained model's
+    keys it declares in ``uses_params``, the evaluation settings (``lockstep_batch`` for a lockstep
+    method only: a batched forward pass's floats depend on the batch, and an untrained R-GNN's
+    near-tied Q-values then choose another action), the problem manifest, its trained model's
     ``train.json`` and the code that evaluates it (the import closure of this runner and of the
     method's class, as the ``evaluate@`` stage's inputs hash it: a protocol or family edit must not
     leave records of the old code in place, while a killed run of the same code resumes)."""
@@ -139,8 +140,9 @@ def config_fingerprint(method: Method, params: dict, layout: Layout) -> str:
         "code": method_code(__name__, registered),
         "method": method.config,
         "uses": {k: get(params, k, None) for k in method.uses_params},
-        # how attempts are batched and spread over processes does not change them
-        "evaluation": {k: v for k, v in get(params, "evaluation").items() if k not in ("jobs", "lockstep_batch")},
+        # how attempts are spread over processes does not change them; how they are batched can
+        "evaluation": {k: v for k, v in get(params, "evaluation").items()
+                       if k != "jobs" and (k != "lockstep_batch" or method.lockstep)},
         "manifest": _manifest_digest(layout),
         # training facts minus timings: retraining to the same model keeps the records
         "model": {k: v for k, v in json.loads(train_json.read_text()).items() if not k.endswith("_s")}
