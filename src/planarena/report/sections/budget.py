@@ -18,10 +18,11 @@ from planarena.report.records import latest_records
 #: What each profile is, for the page's opening line.
 PROFILES: dict[str, str] = {
     "smoke": "the CI-sized run (a few tiny problems, minimal training): it checks the pipeline, not the methods",
-    "default": "a CPU-scale run on 2 cores (about 25 minutes, one seed; docs/cost.md) of the floors, the classical planners and "
+    "default": "a CPU-scale run on 2 cores (about 20 minutes, one seed; docs/cost.md) of the floors, the classical planners and "
                "each family's headline rows, not the papers' sizes: learned rows train at a small fraction "
                "of their papers' budgets (column *budget*); *at floor at this budget* says where that "
-               "is not enough to learn (`profile=full` adds the ablations and decoding variants)",
+               "is not enough to learn (`profile=full` adds the ablations, the decoding variants and the "
+               "rows kept off for time: `iw_ad`, `iw_ext`, `dias_names`)",
     "full": "every configured row at the default profile's sizes on 2 cores (ablations and decoding "
             "variants included), not the papers' sizes: learned rows train at a small fraction of "
             "their papers' budgets (column *budget*)",
