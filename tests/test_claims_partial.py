@@ -142,3 +142,53 @@ def test_a_restored_run_keeps_the_code_stamp_of_rows_measured_before_stamping(tm
     assert partial.restore(work, page) == 0                        # nothing missing, one stamp added
     back = [json.loads(line) for line in (work / "measurements.jsonl").read_text().splitlines()]
     assert [(r["problem"], r.get("code")) for r in back] == [("seed13", "aaaaaaa"), ("seed14", "ccccccc")]
+
+
+def test_evaluation_records_and_cost_are_carried_to_another_machine(tmp_path):
+    """A claim whose evaluation outlasts a session: the records written so far (complete lines
+    only: the run may be appending) and the workspace's cost are saved; a fresh workspace gets
+    them back and an older one gets only what it lacks, so its evaluate stage skips those attempts."""
+    work, page, fresh = tmp_path / "ws", tmp_path / "page", tmp_path / "fresh"
+    rec = lambda problem, seed, h="h1": {"domain": "spanner", "split": "test-easy", "problem": problem,  # noqa: E731
+                                         "seed": seed, "config_hash": h, "solved": True}
+    results = work / "data" / "results"
+    results.mkdir(parents=True)
+    (work / "code.json").write_text(json.dumps({"commit": "abc1234"}))
+    (work / "cost.json").write_text(json.dumps({"wall_s": 600.0, "runs": 1, "machines": ["cpu A"]}))
+    lines = [json.dumps(rec("p01", 13)), json.dumps(rec("p02", 13))]
+    (results / "aiw_ad.jsonl").write_text("\n".join(lines) + "\n" + '{"domain": "spanner", "spl')   # being appended
+    out = partial.save(work, page)
+    assert out["records"] == 2 and out["units"] == 2
+    saved = page / partial.PARTIAL / partial.RESULTS / "aiw_ad.jsonl"
+    assert saved.read_text() == "\n".join(lines) + "\n"
+    assert json.loads((page / partial.PARTIAL / partial.COST).read_text())["machines"] == ["cpu A"]
+    assert "2 evaluation records of 1 rows" in partial.describe(page)
+    assert partial.save(work, page)["bytes"] == 0                      # nothing new: nothing rewritten
+    # another machine: a fresh workspace gets the records and the cost
+    assert partial.restore(fresh, page) == 2
+    assert (fresh / "data" / "results" / "aiw_ad.jsonl").read_text() == saved.read_text()
+    assert json.loads((fresh / "cost.json").read_text())["wall_s"] == 600.0
+    # the first machine again, its workspace behind the saved copy: only the missing record (a
+    # record of another config fingerprint counts as missing) is appended, the later cost is taken
+    older = tmp_path / "older"
+    (older / "data" / "results").mkdir(parents=True)
+    (older / "data" / "results" / "aiw_ad.jsonl").write_text(lines[0] + "\n" + json.dumps(rec("p02", 13, "h0")) + "\n")
+    (older / "cost.json").write_text(json.dumps({"wall_s": 100.0, "runs": 1, "machines": ["cpu B"]}))
+    assert partial.restore(older, page) == 1
+    back = [json.loads(line) for line in (older / "data" / "results" / "aiw_ad.jsonl").read_text().splitlines()]
+    assert [(r["problem"], r["config_hash"]) for r in back] == [("p01", "h1"), ("p02", "h0"), ("p02", "h1")]
+    assert json.loads((older / "cost.json").read_text())["machines"] == ["cpu A"]
+    assert partial.restore(older, page) == 0
+
+
+def test_a_run_names_every_machine_it_ran_on(tmp_path):
+    from planarena.claims import run as claim_run
+
+    claim_run._add_cost(tmp_path, 10.0, "abc1234")
+    (tmp_path / "cost.json").write_text(json.dumps({**json.loads((tmp_path / "cost.json").read_text()),
+                                                     "machines": ["Other CPU (avx2)"]}))
+    claim_run._add_cost(tmp_path, 5.0, "abc1234")
+    cost = json.loads((tmp_path / "cost.json").read_text())
+    assert (cost["wall_s"], cost["runs"]) == (15.0, 2)
+    assert cost["machines"] == sorted(["Other CPU (avx2)", claim_run.machine()])
+    assert claim_run.machine().endswith(")") and "(" in claim_run.machine()

@@ -690,8 +690,9 @@ def claims_save(
     work: Optional[Path] = typer.Option(None, help="the claim's workspace (default as for run)"),
 ) -> None:
     """Pack a claim run's finished training units into reports/claims/<id>/partial/ (one archive
-    per unit, written once), to commit: `claims run` on another machine resumes from them. Safe
-    while the run goes on (only finished units are packed)."""
+    per unit, written once) with its evaluation records so far, to commit: `claims run` on another
+    machine resumes from them. Safe while the run goes on (only finished units and complete records
+    are packed)."""
     from planarena.claims import partial
 
     c, ws = _claim_and_workspace(claim_id, folder, work)
@@ -699,8 +700,8 @@ def claims_save(
     if not out["units"]:
         typer.echo(f"claim {c.id}: no finished training unit yet in {ws}")
         return
-    typer.echo(f"claim {c.id}: {out['units']} finished units, {out['new']} new ({out['bytes'] / 1e6:.1f} MB) "
-               f"in {out['path']}/ (commit it)")
+    typer.echo(f"claim {c.id}: {out['units'] - out['records']} finished units ({out['new']} new) and "
+               f"{out['records']} evaluation records ({out['bytes'] / 1e6:.1f} MB written) in {out['path']}/ (commit it)")
 
 
 @claims_app.command("report")

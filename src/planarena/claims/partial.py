@@ -20,6 +20,13 @@ a row of ``measurements.jsonl``, and the rows measured so far are saved as that 
 archives. The workspace's ``code.json`` (the commit whose code the run uses,
 :mod:`planarena.claims.workspace`) is saved too, so the other machine runs the same code and the
 units' keys match. When the claim's verdict is written (a finished run), :func:`discard` removes the folder.
+
+Evaluation is carried too: each row's records written so far (``data/results/<row>.jsonl``, kept
+per attempt as it ends) are saved as ``results/<row>.jsonl``, complete lines only (safe while the
+run appends), and a restore appends the ones a workspace lacks; the evaluate stage keeps those
+whose config fingerprint matches (same code, params and trained model) and runs only the rest.
+The workspace's ``cost.json`` (wall time over its runs and the machines they ran on) is carried
+with them, so a page resumed on another CPU type says which machines produced its records.
 """
 
 from __future__ import annotations
@@ -36,6 +43,10 @@ from planarena.core.io import atomic_write_text, read_jsonl, write_tar_gz
 
 #: The folder of unit archives in ``reports/claims/<id>/``.
 PARTIAL = "partial"
+#: The folder (in the workspace's ``data/`` and in ``partial/``) of the evaluation records.
+RESULTS = "results"
+#: The workspace's cost file (wall time and machines of its runs, :func:`planarena.claims.run.run`).
+COST = "cost.json"
 #: Folders of ``data/cache`` left out (regenerable and large).
 SKIPPED = ("text",)
 _UNIT_MARKERS = ("unit.json",)
@@ -100,10 +111,15 @@ def save(work: Path, page_dir: Path) -> dict:
     rows, new = _save_rows(work, out)
     size = (out / ROWS).stat().st_size if new else 0
     found = units(work)
+    records, written = _save_records(work, out)
+    rows += records
+    size += written
     code = Path(work) / CODE
     if code.exists() and (rows or found):
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / CODE, code.read_text())
+        if (Path(work) / COST).exists():
+            atomic_write_text(out / COST, (Path(work) / COST).read_text())
     for folder in found:
         path = out / _archive_name(work, folder)
         if len(folder.relative_to(Path(work) / "data" / "cache").parts) == 2:   # a finished cache holds its units
@@ -115,20 +131,81 @@ def save(work: Path, page_dir: Path) -> dict:
         files = sorted(f for f in folder.rglob("*") if f.is_file())
         size += write_tar_gz(path, [(str(f.relative_to(work)), f.read_bytes()) for f in files])
         new += 1
-    return {"units": len(found) + rows, "new": new, "bytes": size, "path": str(out)}
+    return {"units": len(found) + rows, "new": new, "bytes": size, "records": records, "path": str(out)}
+
+
+def _complete_lines(path: Path) -> str:
+    """The text of ``path`` up to its last newline (a line being appended is left out)."""
+    text = path.read_text()
+    return text[: text.rfind("\n") + 1]
+
+
+def _save_records(work: Path, out: Path) -> tuple[int, int]:
+    """Copy each ``work/data/results/<row>.jsonl`` (complete lines) to ``out/results/``, rewriting
+    a saved copy only when the workspace has more. Returns (records saved, bytes written)."""
+    source = Path(work) / "data" / RESULTS
+    total = written = 0
+    for path in sorted(source.glob("*.jsonl")) if source.is_dir() else []:
+        text = _complete_lines(path)
+        n = text.count("\n")
+        if not n:
+            continue
+        total += n
+        target = out / RESULTS / path.name
+        if target.exists() and target.read_text() == text:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(target, text)
+        written += len(text.encode())
+    return total, written
+
+
+def _record_key(record: dict) -> tuple:
+    return ((record.get("extra") or {}).get("task", "plan"), record.get("domain"), record.get("split"),
+            record.get("problem"), record.get("seed"), record.get("config_hash"))
+
+
+def _restore_records(work: Path, page_dir: Path) -> int:
+    """Append to each workspace ``data/results/<row>.jsonl`` the saved records it lacks (by task,
+    domain, split, problem, seed and config fingerprint). Returns the number appended."""
+    added = 0
+    for saved in sorted((Path(page_dir) / PARTIAL / RESULTS).glob("*.jsonl")):
+        target = Path(work) / "data" / RESULTS / saved.name
+        have = {_record_key(r) for r in read_jsonl(target)} if target.exists() else set()
+        missing = [line for line in saved.read_text().splitlines(keepends=True)
+                   if line.strip() and _record_key(json.loads(line)) not in have]
+        if missing:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            existing = _complete_lines(target) if target.exists() else ""
+            atomic_write_text(target, existing + "".join(missing))
+            added += len(missing)
+    return added
+
+
+def _restore_cost(work: Path, page_dir: Path) -> None:
+    """Carry the saved ``cost.json`` into the workspace when it records more wall time (it is the
+    later one of a run carried across machines)."""
+    saved, mine = Path(page_dir) / PARTIAL / COST, Path(work) / COST
+    if not saved.exists():
+        return
+    wall = lambda p: json.loads(p.read_text()).get("wall_s", 0.0) if p.exists() else -1.0  # noqa: E731
+    if wall(saved) > wall(mine):
+        Path(work).mkdir(parents=True, exist_ok=True)
+        atomic_write_text(mine, saved.read_text())
 
 
 def restore(work: Path, page_dir: Path) -> int:
     """Unpack every unit archive of ``page_dir/partial/`` into the workspace ``work`` where the file
-    is missing there (a file the workspace already has is kept), and append the saved measurement
-    rows the workspace's ``measurements.jsonl`` lacks; a workspace row that names no code (measured
+    is missing there (a file the workspace already has is kept), append the saved evaluation records
+    and measurement rows the workspace lacks, and carry the saved ``cost.json`` over; a workspace row that names no code (measured
     before rows were stamped) takes the ``code`` of its saved copy. Returns the number of files and
     rows restored (0 without a partial run).
 
     Raises:
         ValueError: an archive is not one :func:`save` wrote (names the file).
     """
-    restored = 0
+    restored = _restore_records(work, page_dir)
+    _restore_cost(work, page_dir)
     saved = Path(page_dir) / PARTIAL / ROWS
     if saved.exists():
         target = Path(work) / ROWS
@@ -167,7 +244,10 @@ def describe(page_dir: Path) -> str | None:
         n = len(read_jsonl(saved))
         return (f"A partial run is committed beside this page (`{PARTIAL}/{ROWS}`: {n} measurement rows); "
                 "`planarena claims run` resumes from it on any machine.")
-    if not archives:
+    results = sorted((Path(page_dir) / PARTIAL / RESULTS).glob("*.jsonl"))
+    records = sum(len(read_jsonl(f)) for f in results)
+    held = f" and {records} evaluation records of {len(results)} rows (`{RESULTS}/`)" if records else ""
+    if not archives and not records:
         return None
     size = sum(a.stat().st_size for a in archives)
     units = 0
@@ -177,7 +257,7 @@ def describe(page_dir: Path) -> str | None:
         units += len(seeds) or 1
     code = commit(page_dir)
     return (f"A partial run is committed beside this page (`{PARTIAL}/`: {units} finished training units in "
-            f"{len(archives)} archives, {size / 1e6:.1f} MB{f', trained with the code of commit {code}' if code else ''}); "
+            f"{len(archives)} archives, {size / 1e6:.1f} MB{held}{f', run with the code of commit {code}' if code else ''}); "
             "`planarena claims run` resumes from it on any machine.")
 
 
@@ -186,4 +266,4 @@ def discard(page_dir: Path) -> None:
     shutil.rmtree(Path(page_dir) / PARTIAL, ignore_errors=True)
 
 
-__all__ = ["PARTIAL", "commit", "describe", "discard", "restore", "save", "units"]
+__all__ = ["COST", "PARTIAL", "RESULTS", "commit", "describe", "discard", "restore", "save", "units"]

@@ -158,8 +158,20 @@ def _add_cost(work: Path, seconds: float, head: str) -> None:
     """Add one run's wall ``seconds`` to ``work/cost.json`` and record the commit it ran."""
     cost_file = work / "cost.json"
     cost = json.loads(cost_file.read_text()) if cost_file.exists() else {"wall_s": 0.0, "runs": 0}
-    cost = {"wall_s": round(cost["wall_s"] + seconds, 1), "runs": cost["runs"] + 1, "commit": head}
+    machines = sorted(set(cost.get("machines") or []) | {machine()})
+    cost = {"wall_s": round(cost["wall_s"] + seconds, 1), "runs": cost["runs"] + 1, "commit": head,
+            "machines": machines}
     cost_file.write_text(json.dumps(cost))
+
+
+def machine() -> str:
+    """This machine as a claim's cost names it: ``"<CPU model> (<vector extensions>)"``, e.g.
+    ``"AMD EPYC 7B13 (sse4_2 avx avx2 fma (no AVX-512))"``. A run resumed on several machines (its
+    partial run carried across, :mod:`planarena.claims.partial`) lists each; floats can differ
+    between CPU types (docs/cost.md), so a page says which produced its records."""
+    from planarena.report.sections.info import cpu_model, vector_extensions
+
+    return f"{cpu_model()} ({vector_extensions()})"
 
 
 def _records_and_index(work: Path):
@@ -423,7 +435,10 @@ def render_page(claim: Claim, verdict: Verdict, cost: dict, commit: str, checks:
               f"Expected cost {claim.cost.get('cpu_minutes', '?')} CPU minutes on 2 cores; measured "
               f"{cost.get('wall_s', 0) / 60:.0f} min wall in the {cost.get('runs', 0)} run(s) recorded in its "
               "workspace (a run killed outright, or on another machine before a partial run was carried "
-              "over, is not counted).", ""]
+              "over, is not counted)"
+              + (f"; records from {len(cost['machines'])} machine kinds: " + "; ".join(cost["machines"])
+                 + " (floats can differ between CPU types)" if len(cost.get("machines") or []) > 1
+                 else f"; machine: {cost['machines'][0]}" if cost.get("machines") else "") + ".", ""]
     for block in ("gate", "confirm", "refute"):
         holds = verdict.blocks[block]
         cond = getattr(claim, block)
