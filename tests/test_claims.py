@@ -571,8 +571,9 @@ def test_claims_run_all_runs_each_passing_claim_as_an_executor_unit(tmp_path, mo
 
     folder = tmp_path / "claims"
     folder.mkdir()
-    for name, minutes in (("cheap", 5), ("dear", 50), ("weak", 1), ("broken", 2)):
-        _write(folder, CLAIM.replace("cpu_minutes: 5", f"cpu_minutes: {minutes}"), name)
+    for name, minutes in (("cheap", 5), ("dear", 50), ("weak", 1), ("broken", 2), ("old", 3)):
+        _write(folder, CLAIM.replace("cpu_minutes: 5", f"cpu_minutes: {minutes}")
+               + ("supersedes: old\n" if name == "dear" else ""), name)
     monkeypatch.setattr(claims_run, "DEFAULT_WORK", tmp_path / "work")
     passes = lambda c, draws, seed=0: SimpleNamespace(passes=c.id != "weak", problems=["P(confirmed | paper) = 0.10"])  # noqa: E731
     monkeypatch.setattr(cli, "_power", passes)
@@ -590,7 +591,8 @@ def test_claims_run_all_runs_each_passing_claim_as_an_executor_unit(tmp_path, mo
     out = CliRunner().invoke(cli.app, ["claims", "run", "--all", "--folder", str(folder), "--jobs", "1"])
     assert out.exit_code == 1, out.output
     assert "claim weak: skipped, fails its power check" in out.output
-    assert ran == ["broken", "cheap", "dear"]                 # cheapest first; weak never ran
+    assert "claim old: skipped, superseded by dear" in out.output
+    assert ran == ["broken", "cheap", "dear"]                 # cheapest first; weak and old never ran
     assert pages == [("cheap", "cheap", False), ("dear", "dear", False)]
     assert "claim broken: run failed: dvc repro failed: see run.log" in out.output
     bad = CliRunner().invoke(cli.app, ["claims", "run", "cheap", "--all", "--folder", str(folder)])

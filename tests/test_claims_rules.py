@@ -309,6 +309,7 @@ def test_claims_report_gives_an_unrun_claim_a_not_run_page_with_what_it_needs(tm
     (tmp_path / "claims").mkdir()
     _write(tmp_path / "claims", text + "needs: >\n  36 A100-hours: the model at the\n  paper's size.\n", "big")
     _write(tmp_path / "claims", text, "later")
+    _write(tmp_path / "claims", text + "supersedes: later\n", "newest")   # registered after "later" ran never
     # a run that started and was stopped: its workspace holds data but no finished run
     (tmp_path / "work" / "later" / "data" / "results").mkdir(parents=True)
     (tmp_path / "work" / "later" / "data" / "results" / "random_walk.jsonl").write_text("")
@@ -322,8 +323,12 @@ def test_claims_report_gives_an_unrun_claim_a_not_run_page_with_what_it_needs(tm
     assert page.startswith("# Claim `big`: **not run**")
     assert "**Not run here: 36 A100-hours: the model at the paper's size.**" in page
     assert "Power check (2 simulated runs" in page and "- confirm (all of): " in page
+    later = (tmp_path / "reports" / "claims" / "later" / "claim.md").read_text()
+    assert "**Superseded before it ran** by [`newest`]" in later and "`claims run --all` skips it" in later
+    assert "Registered, not run yet" not in later
     rows = table(load_verdicts(tmp_path / "reports" / "claims")).set_index("claim")["verdict"].tolist()
-    assert rows == ["**not run**: 36 A100-hours: the model at the paper's size.", "**not run** yet"]
+    assert rows == ["**not run**: 36 A100-hours: the model at the paper's size.",
+                    "**not run**: superseded before it ran by `newest`", "**not run** yet"]
     listed = CliRunner().invoke(app, ["claims", "list"])
     assert "-> not run (needs: 36 A100-hours: the model at the paper's size.)" in listed.output
 

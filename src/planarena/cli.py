@@ -639,8 +639,9 @@ def claims_run(
 
 
 def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None:
-    """``claims run --all``: the power check of every claim file (a failing claim is skipped unless
-    ``force``), then the runnable claims as units of the executor configured by params.yaml's
+    """``claims run --all``: the power check of every claim file (a failing claim, a claim
+    superseded by another file and one whose file says it needs more than this machine are skipped
+    unless ``force``), then the runnable claims as units of the executor configured by params.yaml's
     ``jobs`` / ``executor``, cheapest first; each page is written here as its claim finishes.
     Exit 1 when a claim's run failed."""
     from planarena.claims import run as claim_run
@@ -652,6 +653,11 @@ def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None
     for c in load_claims(folder):
         if c.is_measure and not force:
             typer.echo(f"claim {c.id}: skipped (a measurement claim has no power check; run it alone with --force)")
+            continue
+        successor = claim_run.superseded_by(c)
+        if successor and not force:
+            typer.echo(f"claim {c.id}: skipped, superseded by {successor} (which re-decides its paper claim; "
+                       "run it alone, or --all --force)")
             continue
         if c.extra.get("needs") and not force:
             typer.echo(f"claim {c.id}: skipped, its file says it needs more than this machine: {' '.join(str(c.extra['needs']).split())} "

@@ -690,18 +690,37 @@ def _condition_lines(claim: Claim) -> list[str]:
     return lines
 
 
+def superseded_by(claim: Claim) -> str | None:
+    """The id of the claim file that supersedes ``claim`` (the next attempt at its paper claim,
+    following ``supersedes:`` links among the claim files beside it), or None."""
+    from planarena.claims import provenance as pv
+    from planarena.claims.spec import load_claims
+
+    try:
+        k, n, chain = pv.attempts(claim, load_claims(claim.source.parent))
+    except ConfigError:
+        return None
+    return chain[k] if k < n else None
+
+
 def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
     """The page of a registered claim that has not run: its statement, what it needs (the claim
     file's ``needs``: why it is not run here and the size a run that could pass its power check
     takes, e.g. GPU hours), its expected cost, its power table and its conditions, so the front
-    page lists it with the reason. ``claims run`` replaces this page with the verdict's. Returns
-    the new ``verdict.json`` content."""
+    page lists it with the reason; a claim superseded before it ran says by which claim
+    (``superseded_by``). ``claims run`` replaces this page with the verdict's. Returns the new
+    ``verdict.json`` content."""
     out = out_root / claim.id
     out.mkdir(parents=True, exist_ok=True)
     needs = " ".join(str(claim.extra.get("needs") or "").split())
     cpu = claim.cost.get("cpu_minutes", "?")
+    successor = superseded_by(claim)
     lines = [f"# Claim `{claim.id}`: **{NOT_RUN}**", "", f"> {claim.claim}", "", f"Paper: `{claim.paper}`, {claim.where}.", ""]
-    if needs:
+    if successor:
+        lines += [f"**Superseded before it ran** by {_claim_link(successor)}, which re-decides this paper claim under "
+                  f"changed conditions; `claims run --all` skips it (`planarena claims run {claim.id}` still runs it "
+                  f"alone, expected ~{cpu} CPU minutes on 2 cores).", ""]
+    elif needs:
         lines += [f"**Not run here: {needs}**", ""]
     else:
         lines += [f"Registered, not run yet: `planarena claims run {claim.id}` (expected ~{cpu} CPU minutes on 2 cores"
@@ -711,7 +730,8 @@ def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
     lines += provenance_lines(claim, power) + _condition_lines(claim)
     if claim.notes:
         lines += ["", "## Notes", "", claim.notes]
-    data = {"claim": claim.id, "verdict": NOT_RUN, "needs": needs or None, **provenance_facts(claim),
+    data = {"claim": claim.id, "verdict": NOT_RUN, "needs": needs or None, "superseded_by": successor,
+            **provenance_facts(claim),
             "paper": claim.paper, "where": claim.where, "statement": claim.claim, "claim_sha256": claim.digest,
             "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "expected_gpu_hours": claim.cost.get("gpu_hours"),
             "blocks": {}, "atoms": {}, "domains": {}, **({"power": power.to_json()} if power is not None else {})}
@@ -722,4 +742,4 @@ def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
 
 __all__ = ["DEFAULT_WORK", "FINISHED", "NOT_RECOMPUTABLE", "NOT_RUN", "finished", "mark_not_run", "claim_params", "largest_solved", "mark_not_recomputable",
            "measurements_of", "portable_params", "prepare", "provenance_lines", "published_check", "recompute_committed",
-           "render_page", "run", "run_unit", "schema_run_summary", "training_rows", "verdict_of", "write_page"]
+           "render_page", "run", "run_unit", "schema_run_summary", "superseded_by", "training_rows", "verdict_of", "write_page"]

@@ -89,6 +89,8 @@ def verdict_line(v: Mapping) -> str:
     (post-hoc, forced past a failed power check, not recomputable), or why a registered claim has
     not run (what its file says it needs, else its expected cost)."""
     if v.get("verdict") == "not run":
+        if v.get("superseded_by"):
+            return f"**not run**: superseded before it ran by `{v['superseded_by']}`"
         return ("**not run**: " + md_text(v["needs"], 200)) if v.get("needs") else "**not run** yet"
     if v.get("verdict") == "not recomputable":
         prev = v.get("previous") or {}
