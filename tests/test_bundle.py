@@ -104,3 +104,36 @@ def test_git_revision_is_the_runs_when_rendered_from_its_records(monkeypatch):
     old = info.collect_info({}, environment={"cpu_model": "X"})   # an archive from before this field
     assert old["git_revision"] is None and old["rendered_at"] == "bbbbbbb"
     assert "not recorded in the run's records" in info.render_info(old, info.methods_table([]))
+
+
+def test_check_repro_names_each_front_page_reading_that_changed(monkeypatch):
+    """Beside the numbers, check-repro compares the front page's readings (a row above each floor,
+    best of its kind per column): a p-value that crosses alpha between two runs is a changed reading
+    even when both numbers lie within each other's intervals."""
+    from types import SimpleNamespace
+
+    from planarena.report.sections.headline import HELD_OUT
+
+    def analysis(p_twin, bold):
+        t = SimpleNamespace(diff=0.2, p=p_twin)         # a PairedTest's fields the reading uses
+        table = SimpleNamespace(
+            floor_tests={"learned": [("learned_untrained", t, p_twin), ("walk", SimpleNamespace(diff=-0.1), 0.001)]},
+            columns=["extrapolation", HELD_OUT], methods=["learned", "other", "walk"],
+            group={"learned": "policy", "other": "policy", "walk": "floor"},
+            cells={(m, c): None for m in ("learned", "other", "walk") for c in ("extrapolation", HELD_OUT)},
+            bold={HELD_OUT: set(bold)})
+        return SimpleNamespace(traits={}, seed=0), SimpleNamespace(headline=[table], rank_records=[])
+
+    runs = {"amd": analysis(0.047, ["learned"]), "xeon": analysis(0.055, [])}
+    monkeypatch.setattr(repro, "_front_page", lambda layout, params: runs[layout])
+    said, _ = repro.readings("amd", {})
+    mine, _ = repro.readings("xeon", {})
+    assert said["coverage: learned above learned_untrained"] is True
+    assert said["coverage: learned above walk"] is False                    # below a floor is not above it
+    assert "coverage held-out: walk best of its kind" not in said           # floors are no kind's best
+    changed = repro.changed_readings(said, mine)
+    assert changed == ["coverage held-out: learned best of its kind: yes -> no",
+                       "coverage: learned above learned_untrained: yes -> no"]
+    text = repro.render([], [], changed, len(set(said) & set(mine)))
+    assert f"{len(said) - 2} of {len(said)} the same, changed:" in text
+    assert "- coverage: learned above learned_untrained: yes -> no" in text

@@ -207,9 +207,10 @@ def check_repro(
                                                       "reports/records.tar.gz as committed at git HEAD)"),
 ) -> None:
     """Does this run (data/results, after `make repro`) agree with the committed one? Per headline
-    number of the front page: identical, within the committed 95 % interval, or outside it; then what
+    number of the front page: identical, within the committed 95 % interval, or outside it; then
+    the front page's readings (above floor, vs untrained twin, best of kind) that changed; then what
     differs between the two machines (CPU, vector extensions, torch build, packages). Exit 1 when a
-    number lies outside its interval or a committed row has no records here."""
+    number lies outside its interval, a committed row has no records here or a reading changed."""
     import subprocess
     import tempfile
 
@@ -238,11 +239,14 @@ def check_repro(
         committed = list(iter_records(sorted(Path(theirs.results).glob("*.jsonl"))))
         local = list(iter_records(sorted(Path(Layout().results).glob("*.jsonl"))))
         seed = int(resolved.get("seed", 0) or 0)
-        rows = repro.coverage_agreement(committed, local, repro.committed_intervals(theirs, resolved))
+        said, tables = repro.readings(theirs, resolved)
+        rows = repro.coverage_agreement(committed, local, repro.committed_intervals(theirs, resolved, tables))
         rows += repro.hit_agreement(committed, local, seed)
+        mine, _ = repro.readings(Layout(), resolved)
+        changed = repro.changed_readings(said, mine)
         env = repro.environment_differences(bundle.committed_environment(archive), bundle.environment())
-    typer.echo(repro.render(rows, env))
-    bad = any(r.status in (repro.OUTSIDE, repro.MISSING) for r in rows)
+    typer.echo(repro.render(rows, env, changed, len(set(said) & set(mine))))
+    bad = any(r.status in (repro.OUTSIDE, repro.MISSING) for r in rows) or bool(changed)
     raise typer.Exit(1 if bad else 0)
 
 

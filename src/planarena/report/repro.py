@@ -12,9 +12,12 @@ ranking row's Hit@5), and says for each whether it is
 * **outside interval**: a different value outside it, which floats moving in the third decimal do
   not explain.
 
-It also names what differs between the two machines (CPU model, vector extensions, cores, Python,
-the torch build, the key packages' versions: ``environment.json`` in each archive): results are
-promised byte-identical per CPU type and within the intervals across machines (docs/cost.md).
+It then compares the front page's readings (:func:`readings`: a row above each floor, best of its
+kind per column) and names each that changed, and names what differs between the two machines
+(CPU model, vector extensions, cores, Python, the torch build, the key packages' versions:
+``environment.json`` in each archive). Results are byte-identical per CPU type; across CPU types
+a learned row trained once can train to another model, as another seed would, which its interval
+over problems does not cover (docs/cost.md#machines, measured).
 """
 
 from __future__ import annotations
@@ -108,13 +111,12 @@ def environment_differences(committed: Mapping, local: Mapping) -> list[str]:
     return out
 
 
-def committed_intervals(layout: Layout, params: Mapping) -> dict[str, Interval]:
-    """The committed run's pooled held-out coverage interval per plan row, as its front page
-    computed them (:func:`planarena.report.leaderboard.analyse` on its records)."""
+def _front_page(layout: Layout, params: Mapping):
+    """``(inputs, analysis)`` of the run whose data is ``layout``, as its front page computes them
+    (:func:`planarena.report.leaderboard.analyse` on its records of the running rows)."""
     from planarena.methods import running
     from planarena.report.leaderboard import analyse
     from planarena.report.records import declared_domains, declared_splits
-    from planarena.report.sections import headline
     from planarena.report.traits import method_traits
 
     params = running(dict(params))
@@ -122,8 +124,19 @@ def committed_intervals(layout: Layout, params: Mapping) -> dict[str, Interval]:
     inputs = load_inputs(layout, declared_domains(params), declared_splits(params), traits)
     inputs.records = [r for r in inputs.records if r.method in params["methods"]]
     inputs.seed = int(params.get("seed", 0) or 0)
+    return inputs, analyse(inputs)
+
+
+def committed_intervals(layout: Layout, params: Mapping, tables=None) -> dict[str, Interval]:
+    """The committed run's pooled held-out coverage interval per plan row, as its front page
+    computed them (:func:`planarena.report.leaderboard.analyse` on its records); ``tables``: its
+    headline tables when already computed (:func:`readings` returns them)."""
+    from planarena.report.sections import headline
+
+    if tables is None:
+        tables = _front_page(layout, params)[1].headline
     out = {}
-    for table in analyse(inputs).headline:
+    for table in tables:
         for m in table.methods:
             iv = table.cells.get((m, headline.HELD_OUT))
             if iv is not None and iv.n:
@@ -131,7 +144,56 @@ def committed_intervals(layout: Layout, params: Mapping) -> dict[str, Interval]:
     return out
 
 
-def render(rows: Sequence[Agreement], env: Sequence[str]) -> str:
+def readings(layout: Layout, params: Mapping) -> tuple[dict[str, bool], list]:
+    """The front page's significance readings of the run whose data is ``layout``, each a
+    statement and whether it holds there, and its headline coverage tables:
+
+    * ``coverage: <row> above <floor>``: the row's pooled held-out coverage is significantly above
+      that floor (paired test over problems, Holm across the table; the *above floor* and *vs
+      untrained twin* columns);
+    * ``coverage <column>: <row> best of its kind``: the row is bold in that column (significantly
+      better than every other row of its kind);
+    * ``Hit@5: <row> above <floor>`` (every protocol both run) and ``Hit@5 <protocol>: <row> above
+      <floor>``: the Wilcoxon tests of per-problem Hit@5 behind the ranking table's *above floor*.
+
+    A reading absent from one run (its row or floor did not run there) is absent from the dict."""
+    from planarena import stats
+    from planarena.report.sections import headline
+    from planarena.report.sections.ranking import floor_tests
+
+    inputs, analysis = _front_page(layout, params)
+    tables = analysis.headline
+    out: dict[str, bool] = {}
+    for table in tables:
+        for m, tests in table.floor_tests.items():
+            for floor, t, p in tests:
+                out[f"coverage: {m} above {floor}"] = t.diff > 0 and p < stats.ALPHA
+        for column in table.columns:
+            kinds = {table.group[m] for m in table.methods if (m, column) in table.cells}
+            for m in table.methods:
+                if (m, column) in table.cells and table.group[m] in kinds and table.group[m] not in ("floor", "ceiling"):
+                    out[f"coverage {'held-out' if column == headline.HELD_OUT else column}: {m} best of its kind"] = \
+                        m in table.bold.get(column, set())
+    ranked = analysis.rank_records
+    for m, tests in (floor_tests(ranked, inputs.traits, 5, inputs.seed) if ranked else {}).items():
+        for floor, t, p in tests.pooled:
+            out[f"Hit@5: {m} above {floor}"] = t.diff > 0 and p < stats.ALPHA
+        for protocol, triples in tests.by_protocol.items():
+            for floor, t, p in triples:
+                out[f"Hit@5 {protocol}: {m} above {floor}"] = t.diff > 0 and p < stats.ALPHA
+    return out, tables
+
+
+def changed_readings(committed: Mapping[str, bool], local: Mapping[str, bool]) -> list[str]:
+    """``"coverage: aiw_ext above aiw_ext_untrained: no -> yes"`` for each reading both runs make
+    that holds in one and not the other, sorted."""
+    yes = {True: "yes", False: "no"}
+    return [f"{k}: {yes[committed[k]]} -> {yes[local[k]]}" for k in sorted(set(committed) & set(local))
+            if committed[k] != local[k]]
+
+
+def render(rows: Sequence[Agreement], env: Sequence[str], changed: Sequence[str] | None = None,
+           n_readings: int = 0) -> str:
     """The command's output: the per-number table, a count per status and the machine differences."""
     lines = ["| number | committed [95 % interval] | this run | attempts differing | status |", "|---|---|---|---|---|"]
     for r in rows:
@@ -140,11 +202,17 @@ def render(rows: Sequence[Agreement], env: Sequence[str]) -> str:
                      f"| {r.discordant or ''} | {'**' + r.status + '**' if r.status == OUTSIDE else r.status} |")
     counts = {s: sum(r.status == s for r in rows) for s in (IDENTICAL, WITHIN, OUTSIDE, MISSING)}
     lines += ["", ", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" of {len(rows)} headline numbers."]
+    if changed is not None:
+        lines += ["", f"Readings of the front page (above floor, vs untrained twin, best of kind): "
+                      f"{n_readings - len(changed)} of {n_readings} the same"
+                      + (", changed:" if changed else ".")]
+        lines += [f"- {c}" for c in changed]
     lines += ["", "Machine differences (committed -> this run): " + ("; ".join(env) if env else "none")
-              + ". Results are byte-identical per CPU type and agree within the intervals across machines "
-                "(docs/cost.md#machines)."]
+              + ". Results are byte-identical per CPU type; across CPU types floats differ, and a learned "
+                "row trained once (one seed) can train to another model, like another seed, which its "
+                "interval (over problems) does not cover (docs/cost.md#machines)."]
     return "\n".join(lines)
 
 
-__all__ = ["Agreement", "IDENTICAL", "MISSING", "OUTSIDE", "WITHIN", "committed_intervals", "coverage_agreement",
-           "environment_differences", "hit_agreement", "render"]
+__all__ = ["Agreement", "IDENTICAL", "MISSING", "OUTSIDE", "WITHIN", "changed_readings", "committed_intervals",
+           "coverage_agreement", "environment_differences", "hit_agreement", "readings", "render"]
