@@ -192,3 +192,35 @@ def test_a_run_names_every_machine_it_ran_on(tmp_path):
     assert (cost["wall_s"], cost["runs"]) == (15.0, 2)
     assert cost["machines"] == sorted(["Other CPU (avx2)", claim_run.machine()])
     assert claim_run.machine().endswith(")") and "(" in claim_run.machine()
+
+
+def test_a_unit_still_training_is_carried_as_its_checkpoint(tmp_path):
+    """A DIAS unit of an hour that a session's end would cut: its checkpoint is saved (rewritten as
+    it advances), restored where the workspace has neither it nor the finished unit, and dropped
+    from the saved run once the unit finished."""
+    work, page, fresh = tmp_path / "ws", tmp_path / "page", tmp_path / "fresh"
+    units = workspace(work)                                   # gripper seeds 13 and 14 finished
+    (work / "code.json").write_text(json.dumps({"commit": "abc1234"}))
+    ckpt = units / "gripper" / "seed15.ckpt"
+    ckpt.write_bytes(b"step 500")
+    partial.save(work, page)
+    saved = page / partial.PARTIAL / partial.CHECKPOINTS / "transformers~abc123.units~gripper~seed15.ckpt"
+    assert saved.read_bytes() == b"step 500"
+    assert "1 units still training, carried as checkpoints" in partial.describe(page)
+    ckpt.write_bytes(b"step 1000")                             # the unit advances
+    assert partial.save(work, page)["bytes"] == len(b"step 1000")
+    assert saved.read_bytes() == b"step 1000"
+    # another machine resumes it from step 1000; a workspace that finished the unit takes nothing
+    assert partial.restore(fresh, page) == 5                    # two units of two files, one checkpoint
+    assert (fresh / "data" / "cache" / "transformers" / "abc123.units" / "gripper" / "seed15.ckpt").read_bytes() == b"step 1000"
+    done = tmp_path / "done"
+    (done / "data" / "cache" / "transformers" / "abc123.units" / "gripper" / "seed15").mkdir(parents=True)
+    (done / "data" / "cache" / "transformers" / "abc123.units" / "gripper" / "seed15" / KEPT).write_text("{}")
+    partial.restore(done, page)
+    assert not (done / "data" / "cache" / "transformers" / "abc123.units" / "gripper" / "seed15.ckpt").exists()
+    # the unit finishes: its checkpoint goes, and so does the saved copy
+    ckpt.unlink()
+    (units / "gripper" / "seed15").mkdir()
+    (units / "gripper" / "seed15" / KEPT).write_text("{}")
+    partial.save(work, page)
+    assert not saved.exists()

@@ -27,6 +27,11 @@ run appends), and a restore appends the ones a workspace lacks; the evaluate sta
 whose config fingerprint matches (same code, params and trained model) and runs only the rest.
 The workspace's ``cost.json`` (wall time over its runs and the machines they ran on) is carried
 with them, so a page resumed on another CPU type says which machines produced its records.
+
+A unit still training carries its last checkpoint (``<unit>.ckpt`` beside the finished units,
+written every few hundred steps by a family that checkpoints, e.g. DIAS): :func:`save` copies it to
+``checkpoints/`` (rewritten as it advances, dropped once the unit finished), :func:`restore` puts
+it back where the workspace has none, and the unit resumes from that step instead of step 0.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ PARTIAL = "partial"
 RESULTS = "results"
 #: The workspace's cost file (wall time and machines of its runs, :func:`planarena.claims.run.run`).
 COST = "cost.json"
+#: The folder (in ``partial/``) of the checkpoints of units still training.
+CHECKPOINTS = "checkpoints"
 #: Folders of ``data/cache`` left out (regenerable and large).
 SKIPPED = ("text",)
 _UNIT_MARKERS = ("unit.json",)
@@ -114,8 +121,9 @@ def save(work: Path, page_dir: Path) -> dict:
     records, written = _save_records(work, out)
     rows += records
     size += written
+    size += _save_checkpoints(work, out)
     code = Path(work) / CODE
-    if code.exists() and (rows or found):
+    if code.exists() and (rows or found or checkpoints(work)):
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / CODE, code.read_text())
         if (Path(work) / COST).exists():
@@ -132,6 +140,58 @@ def save(work: Path, page_dir: Path) -> dict:
         size += write_tar_gz(path, [(str(f.relative_to(work)), f.read_bytes()) for f in files])
         new += 1
     return {"units": len(found) + rows, "new": new, "bytes": size, "records": records, "path": str(out)}
+
+
+def checkpoints(work: Path) -> list[Path]:
+    """The checkpoint files (``*.ckpt``) of units still training in the workspace ``work``, sorted."""
+    cache = Path(work) / "data" / "cache"
+    if not cache.is_dir():
+        return []
+    return sorted(f for f in cache.rglob("*.ckpt")
+                  if f.is_file() and not any(p.endswith(".tmp") for p in f.relative_to(cache).parts[:-1]))
+
+
+def _save_checkpoints(work: Path, out: Path) -> int:
+    """Copy each checkpoint of ``work`` to ``out/checkpoints/<path with ~>`` when it changed, and
+    drop a saved checkpoint whose file the workspace no longer has (its unit finished). Returns the
+    bytes written."""
+    cache = Path(work) / "data" / "cache"
+    folder = out / CHECKPOINTS
+    keep, written = set(), 0
+    for f in checkpoints(work):
+        name = "~".join(f.relative_to(cache).parts)
+        keep.add(name)
+        data = f.read_bytes()
+        target = folder / name
+        if target.exists() and target.read_bytes() == data:
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".part")
+        tmp.write_bytes(data)
+        tmp.replace(target)
+        written += len(data)
+    for old in folder.glob("*.ckpt") if folder.is_dir() else []:
+        if old.name not in keep:
+            old.unlink()
+    return written
+
+
+def _restore_checkpoints(work: Path, page_dir: Path) -> int:
+    """Put each saved checkpoint back into ``work`` where the workspace has neither it nor the
+    finished unit it would resume (``<unit>/unit.json``). Returns the number restored."""
+    cache = Path(work) / "data" / "cache"
+    restored = 0
+    for saved in sorted((Path(page_dir) / PARTIAL / CHECKPOINTS).glob("*.ckpt")):
+        parts = saved.name.split("~")
+        if ".." in parts or not parts[-1].endswith(".ckpt"):
+            raise ValueError(f"{saved}: not a checkpoint of a claim's partial run")
+        target = cache.joinpath(*parts)
+        if target.exists() or (target.with_suffix("") / _UNIT_MARKERS[0]).exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(saved.read_bytes())
+        restored += 1
+    return restored
 
 
 def _complete_lines(path: Path) -> str:
@@ -204,7 +264,7 @@ def restore(work: Path, page_dir: Path) -> int:
     Raises:
         ValueError: an archive is not one :func:`save` wrote (names the file).
     """
-    restored = _restore_records(work, page_dir)
+    restored = _restore_records(work, page_dir) + _restore_checkpoints(work, page_dir)
     _restore_cost(work, page_dir)
     saved = Path(page_dir) / PARTIAL / ROWS
     if saved.exists():
@@ -247,7 +307,10 @@ def describe(page_dir: Path) -> str | None:
     results = sorted((Path(page_dir) / PARTIAL / RESULTS).glob("*.jsonl"))
     records = sum(len(read_jsonl(f)) for f in results)
     held = f" and {records} evaluation records of {len(results)} rows (`{RESULTS}/`)" if records else ""
-    if not archives and not records:
+    ckpts = sorted((Path(page_dir) / PARTIAL / CHECKPOINTS).glob("*.ckpt"))
+    if ckpts:
+        held += f"; {len(ckpts)} units still training, carried as checkpoints (`{CHECKPOINTS}/`)"
+    if not archives and not records and not ckpts:
         return None
     size = sum(a.stat().st_size for a in archives)
     units = 0
@@ -266,4 +329,4 @@ def discard(page_dir: Path) -> None:
     shutil.rmtree(Path(page_dir) / PARTIAL, ignore_errors=True)
 
 
-__all__ = ["COST", "PARTIAL", "RESULTS", "commit", "describe", "discard", "restore", "save", "units"]
+__all__ = ["CHECKPOINTS", "COST", "PARTIAL", "RESULTS", "checkpoints", "commit", "describe", "discard", "restore", "save", "units"]
