@@ -452,3 +452,28 @@ def test_variant_row_runs_the_train_and_evaluate_stages(gripper, row):
     switches = {k: v for k, v in VARIANTS[row].items() if k != "encoding"}
     assert all({k: r["extra"].get(k) for k in ("tree_atoms", "goals") if k in r["extra"]} == switches for r in records)
     assert all(r["validated"] for r in records if r["outcome"] == "solved")
+
+
+def test_a_kept_checkpoint_stores_weights_shared_by_two_names_once():
+    """pymimir-rgnn registers its message MLPs under two names; the best checkpoint kept during
+    training (train.snapshot) keeps them shared, so model.pt holds each weight once and loads back
+    to the same network."""
+    import io
+
+    import torch
+    from torch import nn
+
+    from planarena.methods.rgnn_policies.train import snapshot
+
+    shared = nn.Linear(64, 64)
+    net = nn.Module()
+    net.a, net.b, net.own = shared, shared, nn.Linear(2, 2)    # `b` is `a` under a second name
+    state = snapshot(net.state_dict())
+    assert state["a.weight"].data_ptr() == state["b.weight"].data_ptr() != shared.weight.data_ptr()
+    size = lambda s: len((lambda b: (torch.save(s, b), b.getvalue())[1])(io.BytesIO()))  # noqa: E731
+    cloned = {k: v.detach().clone() for k, v in net.state_dict().items()}
+    assert size(state) < 0.6 * size(cloned)
+    twin = nn.Module()
+    twin.a, twin.b, twin.own = (s := nn.Linear(64, 64)), s, nn.Linear(2, 2)
+    twin.load_state_dict(state)
+    assert torch.equal(twin.a.weight, shared.weight) and twin.a is twin.b

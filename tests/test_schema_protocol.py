@@ -354,3 +354,34 @@ def test_domains_run_side_by_side_and_write_what_one_process_writes(tmp_path):
         (d, s, t) for d in ("blocks3", "gripper") for s in (13, 14) for t in ("learn_schema", "plan")]
     assert all(r["outcome"] == "solved" for r in got[2])
     assert {r["extra"]["precision"] for r in got[2] if r["extra"]["task"] == "learn_schema"} == {1.0}
+
+
+def test_a_domain_lost_to_dying_workers_gets_an_error_record_only_for_seeds_without_one(tmp_path, monkeypatch):
+    """A resumed run whose domain keeps killing its worker (executor retries exhausted): each seed
+    with no learn_schema record yet gets an `error` one with the reason; a seed whose record was
+    kept (only its plans were left) gets no second record."""
+    from planarena.core import executor
+
+    params = smoke_profile_params()
+    params["schema"]["domains"] = ["blocks3"]
+    params["schema"]["test_states"] = 30
+    layout = Layout(root=tmp_path / "data")
+    schema_data.run_stage(params, layout)
+    params["methods"] = {"truth": {"max_test_problems": 1}}
+    kept = [{"domain": "blocks3", "split": protocol.SPLIT, "problem": "blocks3", "seed": 13, "outcome": "solved",
+             "extra": {"task": protocol.TASK}}]
+
+    def dying(fn, units, on_failure=None, **kw):   # every unit's worker died past its retries
+        return [on_failure(u, "worker died 3 time(s) (executor.retries = 2)") for u in units]
+
+    monkeypatch.setattr(executor, "run_units", dying)
+    out = tmp_path / "lost.jsonl"
+    with JsonlWriter(out) as w:
+        ctx = EvalContext(method=_TrueOfEachDomain("truth", params["methods"]["truth"], params, layout),
+                          settings=params["evaluation"], seeds=[13, 14], problems=None, fingerprint="x",
+                          train_info={}, train_facts={}, kept=kept, writer=w, jobs=1,
+                          done={(protocol.TASK, "blocks3", protocol.SPLIT, "blocks3", 13)})
+        assert protocol.run(ctx) == 1
+    got = read_jsonl(out)
+    assert [(r["seed"], r["outcome"], r["extra"]["task"]) for r in got] == [(14, "error", protocol.TASK)]
+    assert "worker died 3 time(s)" in got[0]["failure_reason"]

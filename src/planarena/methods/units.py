@@ -26,6 +26,22 @@ from planarena.methods.base import Attempt
 KEPT = "unit.json"
 
 
+def training_key(parts: dict, package: str, modules: Iterable[str], n: int = 16) -> str:
+    """Content key of a family's training: the short SHA-256 (``n`` hex digits) of ``parts``
+    (everything the training reads: params, data hashes, seeds) with ``"code"``, the fingerprint of
+    the family's modules ``<package>.<module>`` (:func:`planarena.core.fingerprint.code_fingerprint`),
+    so an edit to the family's training code retrains while an edit elsewhere does not.
+
+    Raises:
+        ValueError: ``parts`` already has a ``"code"`` entry."""
+    from planarena.core.fingerprint import code_fingerprint
+    from planarena.core.io import stable_hash
+
+    if "code" in parts:
+        raise ValueError("training_key: `code` is the family's code fingerprint; name the part otherwise")
+    return stable_hash({**parts, "code": code_fingerprint([f"{package}.{m}" for m in modules])}, n=n)
+
+
 def train_units(fit: Callable[[tuple[str, int]], dict], domains: Iterable[str], seeds: Iterable[int], jobs: int,
                 desc: str, device: str = "cpu", model_dir: Path | None = None,
                 keep: Path | None = None) -> tuple[dict, dict]:

@@ -435,11 +435,13 @@ def run(ctx: "EvalContext") -> int:
 
     def lost(unit: tuple[str, dict], reason: str) -> list[dict]:
         """A domain whose worker kept dying (executor retries exhausted): an ``error``
-        learn_schema record per seed with the reason (an outcome, not a crashed stage)."""
+        learn_schema record per seed with the reason (an outcome, not a crashed stage), except for
+        a seed whose learn_schema record was already kept (only its plans were missing)."""
         domain, left = unit
         return [ResultRecord(method=method.name, family=method.family, domain=domain, split=SPLIT, problem=domain,
                              seed=seed, outcome="error", wall_time=0.0, failure_reason=reason,
-                             config_hash=ctx.fingerprint, extra={"task": TASK}).to_dict() for seed in left]
+                             config_hash=ctx.fingerprint, extra={"task": TASK}).to_dict() for seed in left
+                if (TASK, domain, SPLIT, domain, seed) not in ctx.done]
 
     n = 0
     for recs in run_units(measure_domain, units, desc=f"evaluate {method.name} (schema)", on_failure=lost,

@@ -145,14 +145,12 @@ class Dias(Method):
     def _train_key(self) -> str:
         """Content key of this row's training: everything a unit's run reads (the row's block, the
         ``dias`` params, the schema data, the family's code)."""
-        from planarena.core.fingerprint import code_fingerprint, folder_hash
-        from planarena.core.io import stable_hash
+        from planarena.core.fingerprint import folder_hash
+        from planarena.methods.units import training_key
 
-        return stable_hash({"config": self.config, "dias": get(self.params, "dias", {}),
-                            "schema": folder_hash(self.layout.schema),
-                            "code": code_fingerprint(["planarena.methods.dias.method", "planarena.methods.dias.train",
-                                                      "planarena.methods.dias.model", "planarena.methods.dias.data"])},
-                           n=16)
+        return training_key({"config": self.config, "dias": get(self.params, "dias", {}),
+                             "schema": folder_hash(self.layout.schema)},
+                            "planarena.methods.dias", ("method", "train", "model", "data"))
 
     def train(self, model_dir: Path) -> dict:
         """One model per (schema domain, seed): ``<domain>/seed<seed>/{model.pt, facts.json, domain.pddl}``.

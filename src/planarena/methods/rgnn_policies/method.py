@@ -303,19 +303,16 @@ class RGNNPolicy(Method):
         trained model), the selection problems' and training problems' files, and the family's code."""
         import hashlib
 
-        from planarena.core.io import stable_hash
-        from planarena.core.fingerprint import code_fingerprint
+        from planarena.methods.units import training_key
 
         section = self.section()
         files = [self.ps.domain_file(domain), *(self.ps.problem_file(e) for e in entries)]
-        return stable_hash({"lookahead": lookahead, "encoding": self.encoding, "seed": seed, **self.switches(),
-                            "capacity": section.get("capacity", 1000) if lookahead == "caiw" else None,
-                            "model": section.get("model"), "train": section.get("train"),
-                            "device": self.device,
-                            "files": [(Path(f).name, hashlib.sha256(Path(f).read_bytes()).hexdigest()) for f in files],
-                            "code": code_fingerprint([f"planarena.methods.rgnn_policies.{m}" for m in
-                                                      ("method", "train", "policy", "encodings", "lookahead")])},
-                           n=16)
+        return training_key({"lookahead": lookahead, "encoding": self.encoding, "seed": seed, **self.switches(),
+                             "capacity": section.get("capacity", 1000) if lookahead == "caiw" else None,
+                             "model": section.get("model"), "train": section.get("train"),
+                             "device": self.device,
+                             "files": [(Path(f).name, hashlib.sha256(Path(f).read_bytes()).hexdigest()) for f in files]},
+                            "planarena.methods.rgnn_policies", ("method", "train", "policy", "encodings", "lookahead"))
 
     def train(self, model_dir: Path) -> dict:
         """One Q-function per (domain, seed); ``facts.json`` per model (status, episodes, selected

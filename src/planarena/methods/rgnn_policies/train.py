@@ -209,7 +209,7 @@ def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list,
             key = (0.0, 0, -td)
         if res.best is None or key >= res.best:  # ties: the later episode
             res.best, res.best_episode = key, episode
-            res.state = {k: v.detach().clone() for k, v in network.state_dict().items()}
+            res.state = snapshot(network.state_dict())
 
     for episode in range(cfg.episodes):
         if cfg.max_seconds and time.process_time() - cpu_start > cfg.max_seconds:
@@ -233,4 +233,19 @@ def _train_policy(network: PolicyNetwork, cache: LookaheadCache, problems: list,
     return res
 
 
-__all__ = ["TrainConfig", "TrainResult", "library_random", "linear", "scoring_points", "span_episodes", "train_policy"]
+def snapshot(state: dict) -> dict:
+    """A copy of a ``state_dict`` in which entries that share storage still share it (a module
+    registered under two names, as pymimir-rgnn registers its message MLPs, is copied and saved once:
+    cloning entry by entry stored those weights twice, half of every R-GNN unit's ``model.pt``)."""
+    copies: dict[tuple, torch.Tensor] = {}
+    out = {}
+    for k, v in state.items():
+        key = (v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape), tuple(v.stride()), v.dtype)
+        if key not in copies:
+            copies[key] = v.detach().clone()
+        out[k] = copies[key]
+    return out
+
+
+__all__ = ["TrainConfig", "TrainResult", "library_random", "linear", "scoring_points", "snapshot", "span_episodes",
+           "train_policy"]

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from planarena.config import get, torch_device
-from planarena.core.io import atomic_write_json, derive_seed, stable_hash
+from planarena.core.io import atomic_write_json, derive_seed
 from planarena.core.pddl import load_problem, static_atoms
 from planarena.methods.base import (
     Attempt,
@@ -399,17 +399,15 @@ class SATr(Method):
 
     def _train_key(self) -> str:
         """Content key of this block's training (everything but ``decoding``)."""
-        from planarena.core.fingerprint import code_fingerprint, folder_hash
+        from planarena.core.fingerprint import folder_hash
+        from planarena.methods.units import training_key
 
-        return stable_hash({"arch": self.arch, "contrastive": self.contrastive, "seeds": self.seeds(),
-                            "train_problems": self.config.get("train_problems"),
-                            "transformers": get(self.params, "transformers", {}),
-                            "code": code_fingerprint(["planarena.methods.transformers.method",
-                                                      "planarena.methods.transformers.train",
-                                                      "planarena.methods.transformers.decode",
-                                                      "planarena.methods.transformers.guidance"]),
-                            "problems": folder_hash(self.layout.problems),
-                            "trajectories": folder_hash(self.layout.trajectories)}, n=16)
+        return training_key({"arch": self.arch, "contrastive": self.contrastive, "seeds": self.seeds(),
+                             "train_problems": self.config.get("train_problems"),
+                             "transformers": get(self.params, "transformers", {}),
+                             "problems": folder_hash(self.layout.problems),
+                             "trajectories": folder_hash(self.layout.trajectories)},
+                            "planarena.methods.transformers", ("method", "train", "decode", "guidance"))
 
     def _train_untrained(self, model_dir: Path) -> dict:
         """The untrained twin: per (domain, seed) the network its row would start training from
