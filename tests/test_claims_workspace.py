@@ -94,3 +94,25 @@ def test_a_partial_run_carries_its_commit(tmp_path):
     assert partial.commit(page) == "abc1234"
     assert "trained with the code of commit abc1234" in partial.describe(page)
     assert partial.commit(tmp_path / "nothing") is None
+
+
+def test_a_niced_claim_run_gives_its_new_session_the_same_niceness(tmp_path):
+    """`nice -n 10 planarena claims run ...` starts `dvc repro` in a new session, which Linux puts in
+    a new autogroup; the run gives that group its own nice value, or the scheduler would share the
+    cores equally between it and the work beside it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not Path("/proc/self/autogroup").exists():
+        pytest.skip("no autogroup scheduling on this kernel (/proc/self/autogroup missing)")
+    code = ("import subprocess, sys\n"
+            "from planarena.claims.run import inherit_niceness\n"
+            "p = subprocess.Popen(['sleep', '5'], start_new_session=True)\n"
+            "ok = inherit_niceness(p.pid)\n"
+            "print(ok, open(f'/proc/{p.pid}/autogroup').read().split()[-1])\n"
+            "p.kill()\n")
+    out = subprocess.run(["nice", "-n", "7", sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "7"]
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert plain.stdout.split()[0] == "False"
