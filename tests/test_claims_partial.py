@@ -199,8 +199,9 @@ def test_a_unit_still_training_is_carried_as_its_checkpoint(tmp_path):
     it advances), restored where the workspace has neither it nor the finished unit, and dropped
     from the saved run once the unit finished."""
     work, page, fresh = tmp_path / "ws", tmp_path / "page", tmp_path / "fresh"
+    work.mkdir()
+    (work / "code.json").write_text(json.dumps({"commit": "abc1234"}))   # the code, copied before training
     units = workspace(work)                                   # gripper seeds 13 and 14 finished
-    (work / "code.json").write_text(json.dumps({"commit": "abc1234"}))
     ckpt = units / "gripper" / "seed15.ckpt"
     ckpt.write_bytes(b"step 500")
     partial.save(work, page)
@@ -224,3 +225,23 @@ def test_a_unit_still_training_is_carried_as_its_checkpoint(tmp_path):
     (units / "gripper" / "seed15" / KEPT).write_text("{}")
     partial.save(work, page)
     assert not saved.exists()
+
+
+def test_units_of_code_a_fresh_code_resume_replaced_are_not_saved(tmp_path):
+    """`claims run --fresh-code` copies the code anew: units trained before that, under keys the
+    new code no longer reads, stay in the workspace but are not packed (they would only bloat the
+    repository)."""
+    import os
+
+    work, page = tmp_path / "ws", tmp_path / "page"
+    units = workspace(work)                                   # seeds 13 and 14, finished "long ago"
+    for seed in (13, 14):
+        marker = units / "gripper" / f"seed{seed}" / KEPT
+        os.utime(marker, (marker.stat().st_mtime - 3600,) * 2)
+    (work / "code.json").write_text(json.dumps({"commit": "new1234"}))   # copied now
+    (units / "gripper" / "seed15").mkdir()                    # trained with the new code
+    (units / "gripper" / "seed15" / KEPT).write_text("{}")
+    out = partial.save(work, page)
+    assert out["new"] == 1
+    assert sorted(p.name for p in (page / partial.PARTIAL).glob("*.tar.gz")) == [
+        "transformers~abc123.units~gripper~seed15.tar.gz"]

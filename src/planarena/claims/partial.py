@@ -108,7 +108,9 @@ def _archive_name(work: Path, folder: Path) -> str:
 
 def save(work: Path, page_dir: Path) -> dict:
     """Pack each finished unit of the workspace ``work`` not yet saved into
-    ``page_dir/partial/<unit path with ~>.tar.gz``.
+    ``page_dir/partial/<unit path with ~>.tar.gz``; a unit finished before the workspace's code was
+    copied (a ``--fresh-code`` resume: it was trained with code the run no longer uses, under a key
+    nothing reads) is left out.
 
     A measurement claim's rows (``work/measurements.jsonl``) are saved as ``page_dir/partial/
     measurements.jsonl``, a row a unit.
@@ -128,8 +130,11 @@ def save(work: Path, page_dir: Path) -> dict:
         atomic_write_text(out / CODE, code.read_text())
         if (Path(work) / COST).exists():
             atomic_write_text(out / COST, (Path(work) / COST).read_text())
+    since = _code_copied(work)
     for folder in found:
         path = out / _archive_name(work, folder)
+        if since is not None and not path.exists() and _finished_at(folder) < since:
+            continue   # trained with the code a `--fresh-code` resume replaced: its key is no longer used
         if len(folder.relative_to(Path(work) / "data" / "cache").parts) == 2:   # a finished cache holds its units
             for part in out.glob(path.name.removesuffix(".tar.gz") + ".units~*.tar.gz"):
                 part.unlink()
@@ -192,6 +197,20 @@ def _restore_checkpoints(work: Path, page_dir: Path) -> int:
         target.write_bytes(saved.read_bytes())
         restored += 1
     return restored
+
+
+def _code_copied(work: Path) -> float | None:
+    """When the workspace's code was copied (``code.json``'s file time), or None without one."""
+    code = Path(work) / CODE
+    return code.stat().st_mtime if code.exists() else None
+
+
+def _finished_at(folder: Path) -> float:
+    """When a unit folder was finished: the time of its marker (``unit.json`` / ``facts.json``)."""
+    for marker in (*_UNIT_MARKERS, "facts.json"):
+        if (folder / marker).exists():
+            return (folder / marker).stat().st_mtime
+    return folder.stat().st_mtime
 
 
 def _complete_lines(path: Path) -> str:
