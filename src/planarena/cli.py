@@ -707,11 +707,12 @@ def claims_save(
 
     c, ws = _claim_and_workspace(claim_id, folder, work)
     out = partial.save(ws, Path("reports/claims") / c.id)
-    if not out["units"]:
-        typer.echo(f"claim {c.id}: no finished training unit yet in {ws}")
+    if not out["units"] and not out["checkpoints"]:
+        typer.echo(f"claim {c.id}: no finished training unit or checkpoint yet in {ws}")
         return
-    typer.echo(f"claim {c.id}: {out['units'] - out['records']} finished units ({out['new']} new) and "
-               f"{out['records']} evaluation records ({out['bytes'] / 1e6:.1f} MB written) in {out['path']}/ (commit it)")
+    typer.echo(f"claim {c.id}: {out['units'] - out['records']} finished units ({out['new']} new), "
+               f"{out['checkpoints']} units still training (checkpoints) and {out['records']} evaluation records "
+               f"({out['bytes'] / 1e6:.1f} MB written) in {out['path']}/ (commit it)")
 
 
 @claims_app.command("report")

@@ -115,7 +115,8 @@ def save(work: Path, page_dir: Path) -> dict:
     A measurement claim's rows (``work/measurements.jsonl``) are saved as ``page_dir/partial/
     measurements.jsonl``, a row a unit.
 
-    Returns ``{"units": all saved units, "new": written now, "bytes": their size, "path": folder}``."""
+    Returns ``{"units": all saved units and rows, "new": written now, "bytes": their size,
+    "records": evaluation records saved, "checkpoints": units still training, "path": folder}``."""
     out = Path(page_dir) / PARTIAL
     rows, new = _save_rows(work, out)
     size = (out / ROWS).stat().st_size if new else 0
@@ -144,7 +145,8 @@ def save(work: Path, page_dir: Path) -> dict:
         files = sorted(f for f in folder.rglob("*") if f.is_file())
         size += write_tar_gz(path, [(str(f.relative_to(work)), f.read_bytes()) for f in files])
         new += 1
-    return {"units": len(found) + rows, "new": new, "bytes": size, "records": records, "path": str(out)}
+    return {"units": len(found) + rows, "new": new, "bytes": size, "records": records,
+            "checkpoints": len(checkpoints(work)), "path": str(out)}
 
 
 def checkpoints(work: Path) -> list[Path]:
