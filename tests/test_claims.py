@@ -450,6 +450,7 @@ def test_a_run_records_the_commit_its_workspace_copied_not_the_one_at_its_end(tm
     monkeypatch.setattr(claims_run, "prepare", lambda claim, work, **kw: claims_run.git_head())
 
     class Done:
+        pid = -1   # no process: nothing to give the run's niceness to
         stdout = iter(["Running stage 'x':\n"])
 
         def wait(self):

@@ -86,13 +86,14 @@ def test_a_run_begun_elsewhere_takes_its_commits_code_out_of_git(tmp_path, claim
 
 def test_a_partial_run_carries_its_commit(tmp_path):
     work, page = tmp_path / "ws", tmp_path / "page"
+    work.mkdir()
+    (work / workspace.CODE).write_text(json.dumps({"commit": "abc1234", "copied": "2026-11-29T01:00:00"}))
     unit = work / "data" / "cache" / "transformers" / "k.units" / "gripper" / "seed13"
     unit.mkdir(parents=True)
-    (unit / "unit.json").write_text("{}")
-    (work / workspace.CODE).write_text(json.dumps({"commit": "abc1234", "copied": "2026-11-29T01:00:00"}))
+    (unit / "unit.json").write_text("{}")                     # trained after the code was copied
     partial.save(work, page)
     assert partial.commit(page) == "abc1234"
-    assert "trained with the code of commit abc1234" in partial.describe(page)
+    assert "run with the code of commit abc1234" in partial.describe(page)
     assert partial.commit(tmp_path / "nothing") is None
 
 
