@@ -245,3 +245,33 @@ def test_units_of_code_a_fresh_code_resume_replaced_are_not_saved(tmp_path):
     assert out["new"] == 1
     assert sorted(p.name for p in (page / partial.PARTIAL).glob("*.tar.gz")) == [
         "transformers~abc123.units~gripper~seed15.tar.gz"]
+
+
+def test_claims_status_counts_attempts_against_the_design(tmp_path, monkeypatch):
+    """`claims status`: the workspace's code, cost and machines, its units, and per row the attempts
+    recorded (complete lines, each (domain, split, problem, seed) once) against what the design
+    expects (problems of the evaluated splits x seeds); without a workspace, the saved partial run."""
+    from types import SimpleNamespace
+
+    from planarena.claims import power, progress
+
+    work, page = tmp_path / "ws", tmp_path / "page"
+    (work / "data" / "results").mkdir(parents=True)
+    (work / "code.json").write_text(json.dumps({"commit": "abc1234"}))
+    (work / "cost.json").write_text(json.dumps({"wall_s": 1200.0, "runs": 2, "machines": ["cpu A", "cpu B"]}))
+    (work / "params.yaml").write_text("evaluation: {splits: [test-easy]}\n")
+    rec = lambda problem, seed: json.dumps({"domain": "spanner", "split": "test-easy", "problem": problem,  # noqa: E731
+                                            "seed": seed, "config_hash": "h"})
+    (work / "data" / "results" / "aiw_ad.jsonl").write_text(
+        "\n".join([rec("p1", 13), rec("p2", 13), rec("p2", 13)]) + "\n" + '{"dom')   # a repeat; a line being written
+    design = power.Design(problems={("spanner", "train"): ["t1"] * 9, ("spanner", "test-easy"): ["p1", "p2", "p3"]},
+                          seeds={"aiw_ad": [13, 14], "walk": [13, 14]})
+    monkeypatch.setattr(power, "design_of", lambda claim, params: design)
+    claim = SimpleNamespace(id="c", methods=["aiw_ad", "walk"])
+    lines = progress.status(claim, work, page)
+    assert "code of commit abc1234, 20 min wall in 2 ended run(s) on cpu A; cpu B" in lines[1]
+    assert lines[-1].endswith("aiw_ad 2/6, walk 0/6; 2 of 12 in all")
+    assert "from the workspace" in lines[-1]
+    partial.save(work, page)
+    lines = progress.status(claim, tmp_path / "elsewhere", page)   # another machine: the saved run
+    assert "no workspace on this machine" in lines[1] and "3 evaluation records of 1 rows" in lines[2]

@@ -693,6 +693,29 @@ def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None
     raise typer.Exit(1 if failed else 0)
 
 
+@claims_app.command("status")
+def claims_status(
+    claim_ids: list[str] = typer.Argument(None, help="claim ids (none: every claim with a workspace here or a "
+                                                      "committed partial run)"),
+    folder: Path = typer.Option(CLAIMS_DIR, help="folder of claim files"),
+) -> None:
+    """Where each claim's run stands: its workspace's code, wall time and machines, its training units
+    (finished, still training), its evaluation records against the attempts its design expects, and
+    what its committed partial run carries (`claims save`). Reads files only."""
+    from planarena.claims import progress
+    from planarena.claims import run as claim_run
+    from planarena.claims.spec import load_claim, load_claims
+
+    root = Path("reports/claims")
+    claims = [load_claim(_claim_file(folder, i)) for i in claim_ids] if claim_ids else [
+        c for c in load_claims(folder)
+        if (claim_run.DEFAULT_WORK / c.id).is_dir() or (root / c.id / "partial").is_dir()]
+    if not claims:
+        typer.echo("no claim has a workspace here or a committed partial run")
+    for c in claims:
+        typer.echo("\n".join(progress.status(c, claim_run.DEFAULT_WORK / c.id, root / c.id)))
+
+
 @claims_app.command("save")
 def claims_save(
     claim_id: str = typer.Argument(..., help="a claim id (the file name in claims/ without .yaml)"),
