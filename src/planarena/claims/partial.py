@@ -221,6 +221,12 @@ def _complete_lines(path: Path) -> str:
     return text[: text.rfind("\n") + 1]
 
 
+def complete_records(path: Path) -> list[dict]:
+    """The records of a results file that a run is appending to: its complete lines, parsed
+    ([] without the file)."""
+    return [json.loads(line) for line in _complete_lines(path).splitlines() if line.strip()] if path.exists() else []
+
+
 def _save_records(work: Path, out: Path) -> tuple[int, int]:
     """Copy each ``work/data/results/<row>.jsonl`` (complete lines) to ``out/results/``, rewriting
     a saved copy only when the workspace has more. Returns (records saved, bytes written)."""
@@ -350,4 +356,4 @@ def discard(page_dir: Path) -> None:
     shutil.rmtree(Path(page_dir) / PARTIAL, ignore_errors=True)
 
 
-__all__ = ["CHECKPOINTS", "COST", "PARTIAL", "RESULTS", "checkpoints", "commit", "describe", "discard", "restore", "save", "units"]
+__all__ = ["CHECKPOINTS", "COST", "PARTIAL", "RESULTS", "checkpoints", "complete_records", "commit", "describe", "discard", "restore", "save", "units"]

@@ -20,19 +20,6 @@ from planarena.claims.spec import Claim
 from planarena.config import is_held_out
 
 
-def _records(path: Path) -> list[dict]:
-    """The complete records of a results file (a line being appended is left out)."""
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
-
-
 def _attempts(records: list[dict], task: str) -> int:
     """Distinct attempts of ``task`` among ``records``: (domain, split, problem, seed)."""
     return len({(r.get("domain"), r.get("split"), r.get("problem"), r.get("seed")) for r in records
@@ -95,7 +82,7 @@ def status(claim: Claim, work: Path, page_dir: Path) -> list[str]:
         params = yaml.safe_load(params_file.read_text()) or {}
         cells, done_all, expected_all = [], 0, 0
         for m, (task, expected) in expected_attempts(claim, params).items():
-            records = _records(source / f"{m}.jsonl")
+            records = partial.complete_records(source / f"{m}.jsonl")
             if expected is None:
                 cells.append(f"{m} {len(records)} records")
                 continue
