@@ -58,7 +58,7 @@ def test_run_units_as_completed_yields_a_fast_unit_before_a_slow_one_before_it()
     import time
 
     def work(u: int) -> int:
-        time.sleep(3.0 if u == 0 else 0.0)  # unit 0 is slow: the others come back first
+        time.sleep(1.5 if u == 0 else 0.0)  # unit 0 is slow: the others come back first
         return u * u
 
     out = list(run_units_as_completed(work, [0, 1, 2], jobs=2))
@@ -353,3 +353,40 @@ def test_lockstep_shards_are_dealt_in_suite_order_and_dispatched_largest_first()
     shards = lockstep_units(todo, batch=2)   # ceil(5 / 2) = 3 shards, dealt round-robin
     assert [[e.objects for e, _ in shard] for shard in shards] == [[9], [5, 8], [3, 4]]
     assert lockstep_units(todo, batch=0) == [todo]   # one shard per (domain, split, seed)
+
+
+def test_coverage_writes_each_unit_as_it_finishes_then_in_unit_order(tmp_path):
+    """A unit that finished is written while a slower unit before it still runs (a run stopped then
+    keeps it), and when the row ends the records of the call are in unit order after the lines
+    already in the file: the same bytes as a serial run."""
+    import time
+    from types import SimpleNamespace
+
+    from planarena.core.io import JsonlWriter
+    from planarena.protocols.coverage import write_as_completed
+
+    path = tmp_path / "results.jsonl"
+
+    def work(u: int) -> list[dict]:
+        time.sleep(1.5 if u == 0 else 0.0)  # unit 0 is slow: the others finish first
+        return [{"unit": u, "k": 0}, {"unit": u, "k": 1}] if u == 1 else [{"unit": u}]
+
+    class Recording(JsonlWriter):
+        def write(self, obj: dict) -> None:
+            written.append(obj["unit"])
+            super().write(obj)
+
+    def row(jobs: int) -> bytes:
+        path.write_text('{"earlier": true}\n')
+        with Recording(path) as writer:
+            assert write_as_completed(SimpleNamespace(writer=writer), work, [0, 1, 2], "test", None, jobs=jobs) == 4
+            writer.write({"unit": "after"})  # the writer goes on appending after the rewrite
+        return path.read_bytes()
+
+    written: list = []
+    parallel = row(2)
+    assert written[0] != 0  # a fast unit was on disk before the slow one before it finished
+    lines = [json.loads(line) for line in parallel.decode().splitlines()]
+    assert lines[0] == {"earlier": True} and lines[-1] == {"unit": "after"}
+    assert [r["unit"] for r in lines[1:-1]] == [0, 1, 1, 2]
+    assert row(1) == parallel

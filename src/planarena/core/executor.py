@@ -414,14 +414,14 @@ def run_units(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
 def run_units_as_completed(fn: Callable[[T], R], units: Sequence[T], jobs: int | None = None,
                            desc: str | None = None, show: bool = True, device: str | None = None,
                            on_failure: Callable[[T, str], R] | None = None,
-                           min_units: int = 2) -> Iterator[tuple[T, R]]:
+                           min_units: int = 2, parallel: bool = True) -> Iterator[tuple[T, R]]:
     """Yield ``(unit, fn(unit))`` for every unit as each finishes (not in the order of ``units``).
 
     For callers that write each result as it comes (a claim's measurement rows): with
     :func:`run_units` one slow unit holds back every finished unit after it, and a run stopped then
     loses them. Arguments and errors as :func:`run_units`.
     """
-    yield from _units(fn, units, jobs, desc, show, device, True, on_failure, min_units, ordered=False)
+    yield from _units(fn, units, jobs, desc, show, device, parallel, on_failure, min_units, ordered=False)
 
 
 def _units(fn, units, jobs, desc, show, device, parallel, on_failure, min_units, ordered: bool) -> Iterator[tuple]:

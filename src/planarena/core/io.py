@@ -151,6 +151,28 @@ class JsonlWriter:
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
+    def tell(self) -> int:
+        """The file's size in bytes now (the offset :meth:`rewrite_tail` takes)."""
+        self._fh.flush()
+        return self.path.stat().st_size
+
+    def rewrite_tail(self, offset: int, rows: list[dict]) -> None:
+        """Replace everything after byte ``offset`` with ``rows`` (one line each), atomically: a
+        process killed meanwhile leaves either the old file or the new one, never fewer lines.
+
+        Raises:
+            ValueError: ``offset`` is not at a line start within the file."""
+        self._fh.flush()
+        data = self.path.read_bytes()
+        if offset > len(data) or (offset and data[offset - 1:offset] != b"\n"):
+            raise ValueError(f"{self.path}: offset {offset} is not a line start")
+        tail = "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows).encode()
+        if data[offset:] == tail:
+            return
+        self._fh.close()
+        atomic_write_bytes(self.path, data[:offset] + tail)
+        self._fh = self.path.open("a")
+
     def close(self) -> None:
         self._fh.close()
 

@@ -5,9 +5,11 @@ PDDL semantics on the ``pddl`` package's parse, never pymimir) accepts it; the m
 coverage (docs/concepts.md#tasks). A method that raises is recorded as outcome ``error`` with the
 exception text, never a crashed stage.
 
-The attempts are independent units: they run through :func:`planarena.core.executor.run_units`
-(the executor's workers) and come back in order, so the records file is the same for any executor
-and any ``jobs``; an attempt whose worker keeps dying is an ``error`` record with the reason. A
+The attempts are independent units: they run through the executor's workers
+(:func:`planarena.core.executor.run_units_as_completed`); each unit's records are written as it
+finishes (a run stopped mid-row keeps every finished attempt) and put in unit order when the row
+ends, so the records file is the same for any executor and any ``jobs``; an attempt whose worker
+keeps dying is an ``error`` record with the reason. A
 method with ``lockstep = True`` gets units of problems of one (domain, split, seed), at most
 ``evaluation.lockstep_batch`` each (:func:`lockstep_units`), each unit one
 :meth:`~planarena.methods.base.Method.solve_batch` call (e.g. lockstep beam decoding).
@@ -22,7 +24,6 @@ from planarena.core.problemset import ProblemEntry
 from planarena.core.records import ResultRecord, stop_of
 from planarena.core.validation import VALIDATOR_NAME, validate_plan
 from planarena.methods.base import Attempt, PlanningTask
-from planarena.core.executor import run_units
 
 if TYPE_CHECKING:
     from planarena.protocols.context import EvalContext
@@ -79,27 +80,40 @@ def run(ctx: "EvalContext") -> int:
         return record(ctx, item[0], item[1], Attempt("error", failure_reason=reason), 0.0).to_dict()
 
     where = dict(jobs=ctx.jobs, parallel=method.parallel, device=method.unit_device())
-    n = 0
     if method.lockstep:
         # shards are dealt from the suite's order (below), then dispatched largest first
         units = lockstep_units(todo, int(ctx.settings.get("lockstep_batch") or 0))
         # a shard decodes up to `lockstep_batch` problems in lockstep in about a second at the
         # default sizes: two of them do not pay for a cluster's start-up (docs/scaling.md)
-        for recs in run_units(attempt_batch, units, desc=f"evaluate {method.name} (lockstep)", min_units=3,
-                              on_failure=lambda items, reason: [lost(item, reason) for item in items], **where):
-            for rec in recs:
-                ctx.writer.write(rec)
-                n += 1
-        return n
+        return write_as_completed(ctx, attempt_batch, units, f"evaluate {method.name} (lockstep)",
+                                  lambda items, reason: [lost(item, reason) for item in items], min_units=3, **where)
     # largest problems first (PDDL objects; a stable sort, so the order is the same for any
     # executor): the longest attempts start while the short ones fill the other workers, instead of
-    # one worker finishing the largest problem alone at the end of the row (the records file
-    # follows this order)
+    # one worker finishing the largest problem alone at the end of the row
     todo = sorted(todo, key=lambda item: -item[0].objects)
-    for rec in run_units(attempt, todo, desc=f"evaluate {method.name}", on_failure=lost, **where):
-        ctx.writer.write(rec)
-        n += 1
-    return n
+    return write_as_completed(ctx, lambda item: [attempt(item)], todo, f"evaluate {method.name}",
+                              lambda item, reason: [lost(item, reason)], **where)
+
+
+def write_as_completed(ctx: "EvalContext", fn, units: list, desc: str, on_failure, **where) -> int:
+    """Run ``fn`` (unit -> list of record dicts) over ``units`` through the executor, writing each
+    unit's records as soon as it finishes (a stopped run keeps every finished unit, however slow
+    the units before it), then putting the records of this call in unit order
+    (:meth:`~planarena.core.io.JsonlWriter.rewrite_tail`), so that the file is the same for any
+    executor and any ``jobs``. Returns the number of records written."""
+    from planarena.core.executor import run_units_as_completed
+
+    start = ctx.writer.tell()
+    indexed = list(enumerate(units))
+    done: list[tuple[int, list[dict]]] = []
+    for (k, _), recs in run_units_as_completed(lambda item: fn(item[1]), indexed, desc=desc,
+                                                on_failure=lambda item, reason: on_failure(item[1], reason), **where):
+        for rec in recs:
+            ctx.writer.write(rec)
+        done.append((k, recs))
+    ordered = [rec for _, recs in sorted(done, key=lambda d: d[0]) for rec in recs]
+    ctx.writer.rewrite_tail(start, ordered)
+    return len(ordered)
 
 
 def lockstep_units(todo: list[tuple[ProblemEntry, int]], batch: int) -> list[list[tuple[ProblemEntry, int]]]:

@@ -22,8 +22,12 @@ IW(k)") and Appendix B (BAIW, C-AIW).
   features they made novel stay in the novelty table (the paper does not say; they were tested).
 
 pymimir's own ``iw`` search returns a plan to the goal, not the tree of novel states, and has no hook
-for abstracted novelty, so the search is written here once for all five kinds (successors come from
-pymimir); a test checks that the ``iw`` tree expands the same states as ``pymimir.iw(problem, s, 1)``.
+for abstracted novelty, so the search is written here once for all five kinds; a test checks that
+the ``iw`` tree expands the same states as ``pymimir.iw(problem, s, 1)``. Successors come from
+pymimir's advanced API through :mod:`planarena.core.successors` (a grounded applicable-action
+generator, actions in the order of their text, a successor's new atoms read off its action's add
+effects): the same trees as the search over pymimir's wrappers (a test compares them on every fixture
+domain), about N times faster on Spanner (``benchmarks/bench_successors.py``).
 The lookahead is computed under the *problem's* goal (for AIW's goal atoms and C-AIW's heuristic)
 even when the policy is conditioned on a relabelled (hindsight) goal: the paper is silent here, and
 this keeps a state's candidate set a fixed property of the state, which the DQN target needs.
@@ -34,7 +38,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from planarena.core.pddl import atom_indices
+from planarena.core.successors import Successors, successors_of
 
 KINDS = ("flat", "iw", "aiw", "baiw", "caiw")
 UNIVERSAL = "object"
@@ -151,7 +155,7 @@ class AtomFeatures:
 
 
 def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, capacity: int = 1000,
-              deadline: float | None = None, goals: str = "full") -> LookaheadTree:
+              deadline: float | None = None, goals: str = "full", successors: Successors | None = None) -> LookaheadTree:
     """The ``kind`` lookahead tree from ``state`` (see the module docstring).
 
     Args:
@@ -160,6 +164,8 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
             ``caiw``; ``baiw``); built here if None (build once per problem and pass it in a loop).
         goals: :data:`GOALS`, for the features built here (a given ``features`` carries its own).
         capacity: C-AIW's states kept per depth.
+        successors: the problem's :class:`~planarena.core.successors.Successors` (None: the
+            problem's grounded one, :func:`~planarena.core.successors.successors_of`).
         deadline: ``time.process_time()`` value (CPU seconds of this process, so that a loaded
             machine does not change the outcome) after which :class:`LookaheadTimeout` is raised.
 
@@ -173,15 +179,17 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
         raise ValueError(f"lookahead kind {kind!r}; one of {', '.join(KINDS)}")
     start = time.perf_counter()
     tree = LookaheadTree(root=state, jumps=[])
-    seen_states = {state}
+    succs = successors if successors is not None else successors_of(problem)
+    root = state._advanced_state
+    seen_states = {root.get_index()}  # states of one repository: equal iff same index
     if kind == "flat":
         tree.expanded = 1
-        for action in _sorted_actions(state):
-            succ = action.apply(state)
+        for action in succs.actions(root):
+            succ = succs.successor(root, action)
             tree.generated += 1
-            if succ not in seen_states:
-                seen_states.add(succ)
-                tree.jumps.append(Jump(succ, (action,), -1))
+            if succ.get_index() not in seen_states:
+                seen_states.add(succ.get_index())
+                tree.jumps.append(Jump(succs.state(succ), (succs.action(action),), -1))
         tree.seconds = time.perf_counter() - start
         return tree
     if features is None:
@@ -189,26 +197,35 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
     goal_atoms = {int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
                   if lit.get_polarity() and lit.get_atom().is_fluent()}  # C-AIW's h(s') counts these
     seen: set = set()
-    for a in atom_indices(state)[0]:
+    root_atoms = frozenset(root.get_fluent_atoms())
+    for a in root_atoms:
         seen.update(features(a))
-    # (state, jump index, actions, its fluent atoms). Every atom of a kept state is in ``seen`` (a
-    # novel state adds its new features; a non-novel one has none), so only the atoms a successor
-    # adds to its parent can be novel.
-    layer: list[tuple] = [(state, -1, (), frozenset(atom_indices(state)[0]))]
+    # (advanced state, jump index, actions, its fluent atoms). Every atom of a kept state is in
+    # ``seen`` (a novel state adds its new features; a non-novel one has none), so only the atoms a
+    # successor adds to its parent can be novel: those its action adds that the parent lacks.
+    layer: list[tuple] = [(root, -1, (), root_atoms)]
     while layer:
         nxt: list[tuple] = []  # + goal count for C-AIW
         for s, idx, path, atoms in layer:
             if deadline is not None and time.process_time() > deadline:
                 raise LookaheadTimeout(f"lookahead {kind} past the time limit after {tree.expanded} expansions")
             tree.expanded += 1
-            for action in _sorted_actions(s):
-                succ = action.apply(s)
+            for action in succs.actions(s):
                 tree.generated += 1
-                if succ in seen_states:
-                    continue
-                succ_atoms = atom_indices(succ)[0]
+                added = succs.added(action)
+                if added is None or idx == -1:
+                    succ = succs.successor(s, action)
+                    sid = succ.get_index()
+                    if sid in seen_states:
+                        continue
+                    new_atoms = succ.get_fluent_atoms() if added is None else added
+                else:
+                    # A state already in the tree has every feature in ``seen``, so a successor
+                    # with a novel feature is new and one without is pruned, duplicate or not: the
+                    # novelty test comes first, and only a novel successor is made.
+                    succ, new_atoms = None, added
                 novel = False
-                for a in succ_atoms:
+                for a in new_atoms:
                     if a in atoms:
                         continue
                     for f in features(a):
@@ -217,15 +234,19 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
                             novel = True
                 if not novel and idx != -1:
                     continue  # pruned (novelty > 1); primitive successors of the root stay candidates
-                seen_states.add(succ)
-                jpath = path + (action,)
-                tree.jumps.append(Jump(succ, jpath, idx))
+                if succ is None:
+                    succ = succs.successor(s, action)
+                    sid = succ.get_index()
+                seen_states.add(sid)
+                jpath = path + (succs.action(action),)
+                tree.jumps.append(Jump(succs.state(succ), jpath, idx))
                 j = len(tree.jumps) - 1
                 if idx >= 0:
                     tree.edges.append((idx, j))
                 if novel:
-                    nxt.append((succ, j, jpath, frozenset(succ_atoms),
-                                sum(a in goal_atoms for a in succ_atoms) if kind == "caiw" else 0))
+                    succ_atoms = frozenset(succ.get_fluent_atoms())
+                    nxt.append((succ, j, jpath, succ_atoms,
+                                len(goal_atoms.intersection(succ_atoms)) if kind == "caiw" else 0))
         if kind == "caiw" and len(nxt) > capacity:
             keep = sorted(range(len(nxt)), key=lambda i: (-nxt[i][4], i))[:capacity]
             # ejected states leave the tree, except primitive successors of the root (always
@@ -238,24 +259,6 @@ def lookahead(problem, state, kind: str, features: AtomFeatures | None = None, c
     tree.novelty_features = len(seen)
     tree.seconds = time.perf_counter() - start
     return tree
-
-
-def _sorted_actions(state) -> list:
-    """Applicable actions of ``state`` in a fixed order (by their text: pymimir's indices depend on
-    what was grounded before, so sorting by them would make ties depend on the history)."""
-    return sorted(state.generate_applicable_actions(), key=_action_key)
-
-
-def _action_key(action) -> str:
-    key = _NAMES.get(action)
-    if key is None:
-        if len(_NAMES) > 500_000:  # bounded: a long run meets many problems
-            _NAMES.clear()
-        key = _NAMES[action] = str(action)
-    return key
-
-
-_NAMES: dict = {}
 
 
 def _drop(tree: LookaheadTree, dropped: set[int]) -> dict[int, int]:
