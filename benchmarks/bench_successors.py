@@ -3,8 +3,8 @@
 generator (``planarena.core.successors``), side by side in one run, on real IPC 2023 Learning Track
 problems (``--suite``: a folder outside the repository, docs/params.md#third-party-folders).
 
-For each problem, a plan is found first (pymimir's eager GBFS with the FF heuristic); then, on a
-fresh parse per generator, one lookahead of ``--kind`` at every ``--every``-th state of that plan:
+For each problem, on a fresh parse per generator, one lookahead of ``--kind`` at every
+``--every``-th state of the suite's reference plan (``plans/``):
 the states a policy meets on its way to the goal (a lookahead from the initial state alone is far
 cheaper than from a state with spanners in hand). The two generators must build the same trees (the
 script stops otherwise); the table gives their lookaheads, successors generated, CPU seconds, the
@@ -28,22 +28,15 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITE = ROOT.parent / "shared" / "benchmarks" / "ipc2023-learning"
 
 
-def plan_states(domain_file: Path, problem_file: Path) -> list[str]:
-    """The plan (action texts) pymimir's eager GBFS with FF finds for the problem.
+def plan_states(suite: Path, domain: str, name: str) -> list[str]:
+    """The suite's reference plan of problem ``name`` (``plans/<name>.plan``: action texts).
 
     Raises:
-        RuntimeError: no plan found."""
-    import pymimir
-
-    from planarena.core.pddl import parse_problem
-    from planarena.core.successors import quiet_stdout
-
-    problem = parse_problem(domain_file, problem_file)
-    with quiet_stdout():  # the FF heuristic's grounding prints every atom
-        result = pymimir.gbfs_eager(problem, problem.get_initial_state(), pymimir.FFHeuristic(problem))
-    if result.status != "solved":
-        raise RuntimeError(f"{problem_file}: GBFS+FF found no plan ({result.status})")
-    return [str(a) for a in result.solution]
+        SystemExit: no plan file there."""
+    path = suite / domain / "plans" / f"{name}.plan"
+    if not path.is_file():
+        raise SystemExit(f"--suite {suite}: no reference plan {path}")
+    return [line.strip() for line in path.read_text().splitlines() if line.strip().startswith("(")]
 
 
 def run_generator(domain_file: Path, problem_file: Path, plan: list[str], kind: str, every: int,
@@ -90,7 +83,7 @@ def main() -> None:
     rows = []
     for name in args.problems:
         problem_file = args.suite / args.domain / f"{name}.pddl"
-        plan = plan_states(domain_file, problem_file)
+        plan = plan_states(args.suite, args.domain, name)
         got = {}
         for grounded in (True, False):
             row, trees = run_generator(domain_file, problem_file, plan, args.kind, args.every, grounded)
@@ -109,7 +102,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"machine": info, "rows": rows}, indent=1) + "\n")
     if args.markdown:
-        lines = [f"Lookaheads ({args.kind}) along a GBFS+FF plan, every {args.every}th state; {info['cpu']}.", "",
+        lines = [f"Lookaheads ({args.kind}) along the reference plan, every {args.every}th state; {info['cpu']}.", "",
                  "| problem | plan | lookaheads | generated | grounded CPU s | lifted CPU s | us/generated (grounded, lifted) | lifted / grounded |",
                  "|---|---|---|---|---|---|---|---|"]
         for r in rows:

@@ -27,7 +27,7 @@ the ``iw`` tree expands the same states as ``pymimir.iw(problem, s, 1)``. Succes
 pymimir's advanced API through :mod:`planarena.core.successors` (a grounded applicable-action
 generator, actions in the order of their text, a successor's new atoms read off its action's add
 effects): the same trees as the search over pymimir's wrappers (a test compares them on every fixture
-domain), about N times faster on Spanner (``benchmarks/bench_successors.py``).
+domain), about 20 times less CPU on Spanner (``benchmarks/replay_lookaheads.py``).
 The lookahead is computed under the *problem's* goal (for AIW's goal atoms and C-AIW's heuristic)
 even when the policy is conditioned on a relabelled (hindsight) goal: the paper is silent here, and
 this keeps a state's candidate set a fixed property of the state, which the DQN target needs.
