@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, needs_shared
+from test_rgnn_policies import DOMAIN as SPANNER  # typed Spanner: men walk one-way links, pick up spanners
 from planarena.core.pddl import atom_indices, load_problem
 from planarena.core.successors import Successors, successors_of
 from planarena.methods.rgnn_policies.lookahead import AtomFeatures, lookahead, object_types
@@ -36,17 +37,6 @@ LAMPS_PROBLEM = """(define (problem lit) (:domain lamps)
   (:objects k1 k2 h1 - lamp kitchen hall - room)
   (:init (here kitchen) (in k1 kitchen) (in k2 kitchen) (in h1 hall) (door kitchen hall) (door hall kitchen))
   (:goal (and (on k1) (on h1))))
-"""
-SPANNER = """(define (domain spanners)
-  (:requirements :strips :typing)
-  (:types locatable location - object man spanner - locatable)
-  (:predicates (at ?x - locatable ?l - location) (link ?a ?b - location) (carrying ?m - man ?s - spanner))
-  (:action walk :parameters (?m - man ?a ?b - location)
-    :precondition (and (at ?m ?a) (link ?a ?b))
-    :effect (and (at ?m ?b) (not (at ?m ?a))))
-  (:action pickup :parameters (?m - man ?s - spanner ?l - location)
-    :precondition (and (at ?m ?l) (at ?s ?l))
-    :effect (and (carrying ?m ?s) (not (at ?s ?l)))))
 """
 SPANNER_PROBLEM = """(define (problem two-men) (:domain spanners)
   (:objects bob alice - man s1 s2 s3 - spanner l0 l1 l2 l3 - location)
