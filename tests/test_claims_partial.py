@@ -3,6 +3,7 @@
 workspace, where training skips them."""
 
 import json
+import shutil
 import tarfile
 
 import pytest
@@ -243,6 +244,35 @@ def test_units_of_code_a_fresh_code_resume_replaced_are_not_saved(tmp_path):
     (units / "gripper" / "seed15" / KEPT).write_text("{}")
     out = partial.save(work, page)
     assert out["new"] == 1
+    assert sorted(p.name for p in (page / partial.PARTIAL).glob("*.tar.gz")) == [
+        "transformers~abc123.units~gripper~seed15.tar.gz"]
+
+
+def test_archives_saved_before_a_fresh_code_resume_are_removed(tmp_path):
+    """Units saved beside the page with the old code, then the workspace given new code
+    (`--fresh-code`): the next save removes their archives (keys nothing reads); a restored run on
+    another machine (same commit beside the page and in the workspace) keeps them, whatever their
+    files' times."""
+    import os
+
+    work, page = tmp_path / "ws", tmp_path / "page"
+    units = workspace(work)
+    (work / "code.json").write_text(json.dumps({"commit": "old1234"}))
+    old = os.path.getmtime(work / "code.json") - 3600
+    os.utime(work / "code.json", (old - 60,) * 2)                # copied before the two units finished
+    for seed in (13, 14):
+        marker = units / "gripper" / f"seed{seed}" / KEPT
+        os.utime(marker, (old,) * 2)
+    assert partial.save(work, page)["new"] == 2
+    same = tmp_path / "same"
+    shutil.copytree(page, same)
+    (work / "code.json").write_text(json.dumps({"commit": "old1234"}))   # the same code, its time now
+    partial.save(work, same)
+    assert len(list((same / partial.PARTIAL).glob("*.tar.gz"))) == 2
+    (work / "code.json").write_text(json.dumps({"commit": "new1234"}))   # --fresh-code: copied now
+    (units / "gripper" / "seed15").mkdir()
+    (units / "gripper" / "seed15" / KEPT).write_text("{}")
+    partial.save(work, page)
     assert sorted(p.name for p in (page / partial.PARTIAL).glob("*.tar.gz")) == [
         "transformers~abc123.units~gripper~seed15.tar.gz"]
 

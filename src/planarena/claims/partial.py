@@ -110,7 +110,7 @@ def save(work: Path, page_dir: Path) -> dict:
     """Pack each finished unit of the workspace ``work`` not yet saved into
     ``page_dir/partial/<unit path with ~>.tar.gz``; a unit finished before the workspace's code was
     copied (a ``--fresh-code`` resume: it was trained with code the run no longer uses, under a key
-    nothing reads) is left out.
+    nothing reads) is left out, and its archive, saved with the replaced code, is removed.
 
     A measurement claim's rows (``work/measurements.jsonl``) are saved as ``page_dir/partial/
     measurements.jsonl``, a row a unit.
@@ -126,6 +126,9 @@ def save(work: Path, page_dir: Path) -> dict:
     size += written
     size += _save_checkpoints(work, out)
     code = Path(work) / CODE
+    # the partial run beside the page was saved from other code: the workspace was given new code
+    # (`--fresh-code`), so the archives of units trained before that are of keys nothing reads
+    replaced = code.exists() and (out / CODE).exists() and _commit(out / CODE) != _commit(code)
     if code.exists() and (rows or found or checkpoints(work)):
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / CODE, code.read_text())
@@ -134,8 +137,11 @@ def save(work: Path, page_dir: Path) -> dict:
     since = _code_copied(work)
     for folder in found:
         path = out / _archive_name(work, folder)
-        if since is not None and not path.exists() and _finished_at(folder) < since:
-            continue   # trained with the code a `--fresh-code` resume replaced: its key is no longer used
+        if since is not None and _finished_at(folder) < since:
+            if replaced and path.exists():
+                path.unlink()   # saved before the code was replaced
+            if not path.exists():
+                continue   # trained with the code a `--fresh-code` resume replaced: its key is no longer used
         if len(folder.relative_to(Path(work) / "data" / "cache").parts) == 2:   # a finished cache holds its units
             for part in out.glob(path.name.removesuffix(".tar.gz") + ".units~*.tar.gz"):
                 part.unlink()
@@ -199,6 +205,14 @@ def _restore_checkpoints(work: Path, page_dir: Path) -> int:
         target.write_bytes(saved.read_bytes())
         restored += 1
     return restored
+
+
+def _commit(code_json: Path) -> str | None:
+    """The commit a ``code.json`` names (None: unreadable)."""
+    try:
+        return json.loads(code_json.read_text()).get("commit")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _code_copied(work: Path) -> float | None:
