@@ -366,6 +366,11 @@ def test_claim_page_shows_each_seeds_kept_checkpoint(tmp_path):
         [("greedy", 600, 0.7, 0.9), ("regrounding", 2800, 0.95, 0.1)]
     text = "\n".join(_training_lines(rows))
     assert "| `a` | d1 | 13 | regrounding | 3000 | 2800 | 0.050 | 0.950 | 0.100 | - |" in text
+    # a DQN unit (R-GNN policies): episodes for steps, its selection rule a string
+    dqn = {"a/d1/seed15": {"status": "trained", "episodes_run": 60, "best_episode": 40, "best_score": [1.0, -35.0],
+                           "selection": "validation coverage, then shorter plans", "diverged_at": None}}
+    assert [(r["strategy"], r["steps_run"], r["best_step"], r["accuracy"]) for r in training_rows(claim, dqn)] == \
+        [("validation coverage, then shorter plans", 60, 40, None)]
 
 
 def test_cells_on_instances_generated_for_the_claim_cannot_be_post_hoc(tmp_path):

@@ -339,20 +339,26 @@ def training_rows(claim: Claim, facts: dict) -> list[dict]:
     ``training.json``'s ``{"<method>/<domain>/seed<s>": unit facts}``): steps run, best step, final
     training loss, and where the best score carries them the validation teacher-forced accuracy and
     loss at that step (the transformers' score tuple ends ``accuracy, -L_pred, step``); per decoding
-    strategy when each kept its own checkpoint."""
+    strategy when each kept its own checkpoint. A DQN unit (R-GNN policies) gives episodes for
+    steps and names its selection rule as a string."""
     rows = []
     for key, info in sorted(facts.items()):
         parts = key.split("/")
         if len(parts) != 3 or parts[0] not in claim.methods or not isinstance(info, dict) or info.get("untrained"):
             continue
-        chosen = {s: v for s, v in (info.get("selection") or {}).items()} or \
-            ({info.get("selected_with") or "": {"best_step": info.get("best_step"), "best_score": info.get("best_score")}}
-             if info.get("best_step") is not None else {})
+        selection = info.get("selection")
+        best = info.get("best_step", info.get("best_episode"))   # a DQN unit counts episodes
+        if isinstance(selection, dict) and selection:   # one checkpoint per decoding strategy
+            chosen = dict(selection)
+        else:
+            label = info.get("selected_with") or (selection if isinstance(selection, str) else "")
+            chosen = {label: {"best_step": best, "best_score": info.get("best_score")}} if best is not None else {}
         for strategy, sel in chosen.items():
             score = list(sel.get("best_score") or [])
             tf = (score[-3], -score[-2]) if len(score) >= 7 else (None, None)
             rows.append({"method": parts[0], "domain": parts[1], "seed": parts[2].removeprefix("seed"),
-                         "strategy": strategy, "steps_run": info.get("steps_run"), "best_step": sel.get("best_step"),
+                         "strategy": strategy, "steps_run": info.get("steps_run", info.get("episodes_run")),
+                         "best_step": sel.get("best_step"),
                          "final_loss": info.get("final_loss"), "accuracy": tf[0], "validation_loss": tf[1],
                          "diverged_at": info.get("diverged_at")})
     return rows
@@ -365,7 +371,7 @@ def _training_lines(rows: list[dict]) -> list[str]:
     lines = ["## Training, per seed", "",
              "The checkpoint each unit kept (validation selection) and where training ended; teacher-forced "
              "accuracy and L_pred on the fixed validation batch at the kept step.", "",
-             "| method | domain | seed | selected on | steps run | best step | final training loss | "
+             "| method | domain | seed | selected on | steps (episodes) run | best step (episode) | final training loss | "
              "teacher-forced accuracy | validation L_pred | diverged at |", "|---|---|---|---|---|---|---|---|---|---|"]
     lines += [f"| `{r['method']}` | {r['domain']} | {r['seed']} | {r['strategy'] or '-'} | {f(r['steps_run'])} | "
               f"{f(r['best_step'])} | {f(r['final_loss'])} | {f(r['accuracy'])} | {f(r['validation_loss'])} | "
