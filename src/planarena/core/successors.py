@@ -35,29 +35,23 @@ class Successors:
             printout silenced); False, or grounding raising, uses the problem's own lifted one.
 
     Attributes:
-        grounded: whether the grounded generator is in use. grounding_seconds: CPU seconds the
-            grounding took (0 when lifted).
+        grounded: whether the grounded generator is in use.
     """
 
     def __init__(self, problem, grounded: bool = True):
-        import time
-
         self.problem = problem
         self._adv_problem = problem._advanced_problem
         context = problem._search_context
         self._repository = context.get_state_repository()
         self._generator = context.get_applicable_action_generator()
         self.grounded = False
-        self.grounding_seconds = 0.0
         if grounded:
-            start = time.process_time()
             try:
                 self._context = _grounded_context(self._adv_problem)  # owns the generator
                 self._generator = self._context.get_applicable_action_generator()
                 self.grounded = True
             except (RuntimeError, ValueError, MemoryError):
                 pass
-            self.grounding_seconds = time.process_time() - start
         self._keys: dict[int, str] = {}
         self._adds: dict[int, tuple | None] = {}
 
