@@ -141,7 +141,7 @@ def test_seed_atoms_read_one_seed_and_fail_without_its_records(tmp_path):
 
 
 def test_claim_page_reports_the_largest_problem_solved_per_seed(tmp_path):
-    from planarena.claims.run import largest_solved, render_page
+    from planarena.claims.page import largest_solved, render_page
     from planarena.claims.verdict import Measurements
 
     claim = load_claim(_write(tmp_path, CLAIM.replace("published: {{delta: 0.9, state: 0.4}}",
@@ -203,7 +203,7 @@ def test_claim_domains_of_the_generated_suite_keep_their_blocks(tmp_path):
 
 
 def test_front_page_claims_table_from_verdict_files(tmp_path):
-    from planarena.claims.run import render_page
+    from planarena.claims.page import render_page
     from planarena.report.sections import claims as section
 
     claim = load_claim(_write(tmp_path, CLAIM))
@@ -250,7 +250,7 @@ def test_claims_list_shows_cost_and_verdict(tmp_path, monkeypatch):
 
 
 def test_published_values_are_checked_against_the_measured_interval(tmp_path):
-    from planarena.claims.run import published_check
+    from planarena.claims.page import published_check
     from planarena.claims.verdict import Measurements
 
     text = CLAIM.replace("published: {{delta: 0.9, state: 0.4}}",
@@ -265,7 +265,7 @@ def test_published_values_are_checked_against_the_measured_interval(tmp_path):
 def test_a_paper_that_reports_its_best_run_gets_the_best_seed_beside_it(tmp_path):
     """The paper's own protocol (best of N runs on test) is shown apart, labelled, and no condition
     reads it: the pooled interval stays the measured value."""
-    from planarena.claims.run import published_check, render_page
+    from planarena.claims.page import published_check, render_page
     from planarena.claims.verdict import Measurements
 
     text = CLAIM.replace("published: {{delta: 0.9, state: 0.4}}",
@@ -426,7 +426,7 @@ def test_pool_units_keep_the_cross_domain_source():
 
 
 def test_published_hit_values_are_checked_against_the_measured_interval(tmp_path):
-    from planarena.claims.run import published_check
+    from planarena.claims.page import published_check
     from planarena.claims.verdict import HitMeasurements, Measurements
 
     text = HIT_CLAIM + "published_metric: hit@5\npublished: {{extrapolation: {{mlp: 40}}, interpolation: {{mlp: 20}}}}\n"
@@ -545,7 +545,7 @@ def test_schema_run_metric_takes_at_least_or_at_most_only(tmp_path):
 
 
 def test_claim_page_lists_schema_runs_with_n_s_n_c_n_sc_and_arities(tmp_path):
-    from planarena.claims.run import render_page, schema_run_summary
+    from planarena.claims.page import render_page, schema_run_summary
 
     claim = load_claim(_write(tmp_path, SCHEMA_CLAIM, "dias-names"))
     records = _schema_runs(2)

@@ -238,7 +238,7 @@ def test_attempts_follow_supersedes(tmp_path):
     assert pv.attempts(first, [first, second]) == (1, 2, ["first", "second"])
     assert pv.attempts(second, [first, second]) == (2, 2, ["first", "second"])
     # the old page links forward to its successor, the new one back
-    from planarena.claims.run import provenance_lines
+    from planarena.claims.page import provenance_lines
 
     old_page, new_page = "\n".join(provenance_lines(first)), "\n".join(provenance_lines(second))
     # neither has a page in reports/claims: the links go to the claim files
@@ -351,7 +351,7 @@ def test_power_design_runs_a_deterministic_row_once():
 def test_claim_page_shows_each_seeds_kept_checkpoint(tmp_path):
     """The page's training table: per unit (and per decoding strategy when each kept its own) the
     best step, the final training loss and the teacher-forced accuracy / L_pred at the kept step."""
-    from planarena.claims.run import _training_lines, training_rows
+    from planarena.claims.page import training_lines, training_rows
 
     claim = load_claim(_write(tmp_path, TWO_DOMAINS, "two-domains"))
     facts = {"a/d1/seed13": {"steps_run": 3000, "final_loss": 0.05, "best_step": 600, "selected_with": "own",
@@ -364,7 +364,7 @@ def test_claim_page_shows_each_seeds_kept_checkpoint(tmp_path):
     rows = training_rows(claim, facts)
     assert [(r["strategy"], r["best_step"], r["accuracy"], r["validation_loss"]) for r in rows] == \
         [("greedy", 600, 0.7, 0.9), ("regrounding", 2800, 0.95, 0.1)]
-    text = "\n".join(_training_lines(rows))
+    text = "\n".join(training_lines(rows))
     assert "| `a` | d1 | 13 | regrounding | 3000 | 2800 | 0.050 | 0.950 | 0.100 | - |" in text
     # a DQN unit (R-GNN policies): episodes for steps, its selection rule a string
     dqn = {"a/d1/seed15": {"status": "trained", "episodes_run": 60, "best_episode": 40, "best_score": [1.0, -35.0],
@@ -378,7 +378,7 @@ def test_cells_on_instances_generated_for_the_claim_cannot_be_post_hoc(tmp_path)
     cell when the claim's own seed generates the pool data, is on instances no earlier report can
     hold: the post-hoc check does not count it, and the page says where the instances came from."""
     from planarena.claims import provenance as pv
-    from planarena.claims.run import provenance_lines
+    from planarena.claims.page import provenance_lines
 
     text = """
 id: {id}

@@ -648,7 +648,7 @@ def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None
     unless ``force``), then the runnable claims as units of the executor configured by params.yaml's
     ``jobs`` / ``executor``, cheapest first; each page is written here as its claim finishes.
     Exit 1 when a claim's run failed."""
-    from planarena.claims import run as claim_run
+    from planarena.claims import page as claim_page, run as claim_run
     from planarena.claims.spec import load_claims
     from planarena.config import load_params
     from planarena.core import executor
@@ -658,7 +658,7 @@ def _run_all(folder: Path, force: bool, draws: int, jobs: Optional[int]) -> None
         if c.is_measure and not force:
             typer.echo(f"claim {c.id}: skipped (a measurement claim has no power check; run it alone with --force)")
             continue
-        successor = claim_run.superseded_by(c)
+        successor = claim_page.superseded_by(c)
         if successor and not force:
             typer.echo(f"claim {c.id}: skipped, superseded by {successor} (which re-decides its paper claim; "
                        "run it alone, or --all --force)")
@@ -750,7 +750,7 @@ def claims_report(
     committed; a page whose run kept no records becomes "not recomputable: records not kept"; a
     claim that has not run gets a "not run" page (its expected cost, or what its file says it
     `needs`, and its power table), so the front page lists every registered claim."""
-    from planarena.claims import run as claim_run
+    from planarena.claims import page as claim_page, run as claim_run
     from planarena.claims.spec import load_claim, load_claims
 
     root = Path("reports/claims")
@@ -762,10 +762,10 @@ def claims_report(
             v = claim_run.write_page(c, ws, root, power=rep)
             what = v.verdict
         else:
-            v = claim_run.recompute_committed(c, root, power=rep)
+            v = claim_page.recompute_committed(c, root, power=rep)
             old = root / c.id / "verdict.json"
-            ran = old.exists() and json.loads(old.read_text()).get("verdict") != claim_run.NOT_RUN
+            ran = old.exists() and json.loads(old.read_text()).get("verdict") != claim_page.NOT_RUN
             what = v.verdict if v is not None else \
-                claim_run.mark_not_recomputable(c, root, power=rep)["verdict"] + ": records not kept" if ran else \
-                claim_run.mark_not_run(c, root, power=rep)["verdict"]
+                claim_page.mark_not_recomputable(c, root, power=rep)["verdict"] + ": records not kept" if ran else \
+                claim_page.mark_not_run(c, root, power=rep)["verdict"]
         typer.echo(f"claim {c.id}: {what} (reports/claims/{c.id}/claim.md)")
