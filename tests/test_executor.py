@@ -367,8 +367,14 @@ def test_coverage_writes_each_unit_as_it_finishes_then_in_unit_order(tmp_path):
 
     path = tmp_path / "results.jsonl"
 
+    wait = {"on": False}
+
     def work(u: int) -> list[dict]:
-        time.sleep(1.5 if u == 0 else 0.0)  # unit 0 is slow: the others finish first
+        # unit 0 is slow: with two workers it returns only once another unit's record is in the
+        # file (no wall-clock race with the workers' start-up); 60 s bound the wait if none comes
+        deadline = time.monotonic() + 60
+        while u == 0 and wait["on"] and time.monotonic() < deadline and '"unit": 1' not in path.read_text():
+            time.sleep(0.02)
         return [{"unit": u, "k": 0}, {"unit": u, "k": 1}] if u == 1 else [{"unit": u}]
 
     class Recording(JsonlWriter):
@@ -384,7 +390,9 @@ def test_coverage_writes_each_unit_as_it_finishes_then_in_unit_order(tmp_path):
         return path.read_bytes()
 
     written: list = []
+    wait["on"] = True
     parallel = row(2)
+    wait["on"] = False
     assert written[0] != 0  # a fast unit was on disk before the slow one before it finished
     lines = [json.loads(line) for line in parallel.decode().splitlines()]
     assert lines[0] == {"earlier": True} and lines[-1] == {"unit": "after"}
