@@ -4,7 +4,7 @@
 the whole run. :func:`run` runs ``dvc repro`` there (resumable: DVC skips finished stages and the
 evaluate stage keeps the records it has), streaming DVC's output to a log, then :func:`write_page`
 computes the verdict from the workspace's records and writes ``verdict.json``, ``claim.md``, the
-workspace's ``params.yaml`` and its report.
+workspace's ``params.yaml`` and its report (the page itself: :mod:`planarena.claims.page`).
 """
 
 from __future__ import annotations
