@@ -54,16 +54,25 @@ def test_run_units_in_order_for_any_jobs():
     assert serial == parallel == [(u, u * u + 10) for u in units]
 
 
-def test_run_units_as_completed_yields_a_fast_unit_before_a_slow_one_before_it():
+def test_run_units_as_completed_yields_a_fast_unit_before_a_slow_one_before_it(tmp_path):
     import time
 
+    taken = tmp_path / "first-taken"
+
     def work(u: int) -> int:
-        time.sleep(1.5 if u == 0 else 0.0)  # unit 0 is slow: the others come back first
+        # unit 0 is slow: it returns only after the caller has taken a result (no wall-clock race
+        # with the workers' start-up); 60 s bound the wait when none comes before it
+        deadline = time.monotonic() + 60
+        while u == 0 and not taken.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
         return u * u
 
-    out = list(run_units_as_completed(work, [0, 1, 2], jobs=2))
+    results = run_units_as_completed(work, [0, 1, 2], jobs=2)
+    first = next(results)
+    taken.touch()
+    out = [first, *results]
     assert sorted(out) == [(0, 0), (1, 1), (2, 4)]
-    assert out[0][0] != 0
+    assert first[0] != 0
     assert list(run_units_as_completed(work, [1, 2], jobs=1)) == [(1, 1), (2, 4)]
 
 
