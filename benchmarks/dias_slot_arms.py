@@ -129,46 +129,47 @@ def collect(work_root: Path, out: Path, arms: list[str], seeds: list[int]) -> li
                     shutil.copy(unit / f, dest / f)
             if schema:
                 (dest / "learn_schema.json").write_text(json.dumps(schema, indent=1) + "\n")
-            actions = list(facts.get("arities") or {})  # derive() order: the order of sigma(w)'s rows
-            trace = facts.get("slot_activation") or []
             ex = (schema or {}).get("extra", {})
-            rows.append({
-                "arm": arm, "seed": seed, "walk_blocks": ARMS[arm][0], "overrides": ARMS[arm][1],
-                "steps_run": facts.get("steps_run"), "diverged": facts.get("diverged"),
-                "arities": facts.get("arities"), "final_validation": facts.get("final_validation"),
-                "selection_row_mass_min": facts.get("selection_row_mass_min"),
-                "slot_activation_final": trace[-1][1] if trace else None,
-                "slot_activation_trace": trace, "actions": actions,
-                "precision": ex.get("precision"), "recall": ex.get("recall"), "sound": ex.get("sound"),
-                "complete": ex.get("complete"), "train_time_s": ex.get("train_time_s"),
-                "facts_file": f"runs/{arm}-s{seed}/facts.json",   # relative to --out
-            })
+            rows.append(summary_row(arm, seed, facts, f"runs/{arm}-s{seed}/facts.json", ex,
+                                    steps_run=facts.get("steps_run"), in_training=False))
     return rows
 
 
+def summary_row(arm: str, seed: int, facts: dict, facts_file: str, schema_extra: dict, steps_run,
+                in_training: bool) -> dict:
+    """One run's summary: sigma(w) trace and end (eq. 2) from the facts, precision / recall /
+    soundness / completeness from its ``learn_schema`` record's ``extra`` (empty while training)."""
+    trace = facts.get("slot_activation") or []
+    arities = None if in_training else facts.get("arities")
+    # derive() order: the order of sigma(w)'s rows (a run still training has no names yet)
+    actions = list(arities or {}) or ([f"action {i + 1}" for i in range(len(trace[-1][1]))] if trace else [])
+    return {"arm": arm, "seed": seed, "walk_blocks": ARMS[arm][0], "overrides": ARMS[arm][1],
+            "steps_run": steps_run, "in_training": in_training, "diverged": facts.get("diverged"),
+            "arities": arities, "final_validation": None if in_training else facts.get("final_validation"),
+            "selection_row_mass_min": facts.get("selection_row_mass_min"),
+            "slot_activation_final": trace[-1][1] if trace else None, "slot_activation_trace": trace,
+            "actions": actions, "precision": schema_extra.get("precision"), "recall": schema_extra.get("recall"),
+            "sound": schema_extra.get("sound"), "complete": schema_extra.get("complete"),
+            "train_time_s": schema_extra.get("train_time_s"), "facts_file": facts_file}   # relative to --out
+
+
 def checkpoint_row(work: Path, arm: str, seed: int, out: Path) -> dict | None:
-    """The summary row of a run still training (or stopped mid-way): the facts its last checkpoint
-    carries (``data/cache/dias/<key>.units/<domain>/seed<s>.ckpt``, written every 500 steps), copied
-    to ``runs/<arm>-s<seed>/facts.partial.json``; no arities, precision or recall (the schemas are
-    derived at the end). None without a checkpoint."""
-    ckpts = sorted((work / "data" / "cache" / "dias").glob(f"*.units/{DOMAIN}/seed{seed}.ckpt"))
+    """The summary row of a run still training (or stopped mid-way): the facts its newest checkpoint
+    carries (``data/cache/dias/<key>.units/<domain>/seed<s>.ckpt``, written every 500 steps by
+    ``planarena.methods.dias.train``), copied to ``runs/<arm>-s<seed>/facts.partial.json``; no
+    arities, precision or recall (the schemas are derived at the end). None without a checkpoint."""
+    ckpts = list((work / "data" / "cache" / "dias").glob(f"*.units/{DOMAIN}/seed{seed}.ckpt"))
     if not ckpts:
         return None
     import torch
 
-    state = torch.load(ckpts[-1], map_location="cpu", weights_only=False)
+    state = torch.load(max(ckpts, key=lambda f: f.stat().st_mtime), map_location="cpu", weights_only=False)
     facts = state.get("facts") or {}
     dest = out / "runs" / f"{arm}-s{seed}"
     dest.mkdir(parents=True, exist_ok=True)
     (dest / "facts.partial.json").write_text(json.dumps(facts, indent=1, default=str) + "\n")
-    trace = facts.get("slot_activation") or []
-    return {"arm": arm, "seed": seed, "walk_blocks": ARMS[arm][0], "overrides": ARMS[arm][1],
-            "steps_run": state.get("step"), "in_training": True, "diverged": facts.get("diverged"),
-            "arities": None, "final_validation": None, "selection_row_mass_min": None,
-            "slot_activation_final": trace[-1][1] if trace else None, "slot_activation_trace": trace,
-            "actions": [f"action {i + 1}" for i in range(len(trace[-1][1]))] if trace else [],
-            "precision": None, "recall": None, "sound": None, "complete": None, "train_time_s": None,
-            "facts_file": f"runs/{arm}-s{seed}/facts.partial.json"}
+    return summary_row(arm, seed, facts, f"runs/{arm}-s{seed}/facts.partial.json", {},
+                       steps_run=state.get("step"), in_training=True)
 
 
 def render(rows: list[dict]) -> str:

@@ -54,17 +54,21 @@ def test_run_units_in_order_for_any_jobs():
     assert serial == parallel == [(u, u * u + 10) for u in units]
 
 
-def test_run_units_as_completed_yields_a_fast_unit_before_a_slow_one_before_it(tmp_path):
-    import time
+def _wait_until(condition, seconds: float = 60.0) -> None:
+    """Poll ``condition`` until it holds or ``seconds`` pass: a unit made slow by a condition, not by a
+    sleep that races the workers' start-up on a loaded machine (the bound keeps a wrong executor
+    from hanging the test; it then fails its order assertion)."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
+
+def test_run_units_as_completed_yields_a_fast_unit_before_a_slow_one_before_it(tmp_path):
     taken = tmp_path / "first-taken"
 
     def work(u: int) -> int:
-        # unit 0 is slow: it returns only after the caller has taken a result (no wall-clock race
-        # with the workers' start-up); 60 s bound the wait when none comes before it
-        deadline = time.monotonic() + 60
-        while u == 0 and not taken.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        if u == 0:   # slow: returns only after the caller has taken a result
+            _wait_until(taken.exists)
         return u * u
 
     results = run_units_as_completed(work, [0, 1, 2], jobs=2)
@@ -368,7 +372,6 @@ def test_coverage_writes_each_unit_as_it_finishes_then_in_unit_order(tmp_path):
     """A unit that finished is written while a slower unit before it still runs (a run stopped then
     keeps it), and when the row ends the records of the call are in unit order after the lines
     already in the file: the same bytes as a serial run."""
-    import time
     from types import SimpleNamespace
 
     from planarena.core.io import JsonlWriter
@@ -379,11 +382,8 @@ def test_coverage_writes_each_unit_as_it_finishes_then_in_unit_order(tmp_path):
     wait = {"on": False}
 
     def work(u: int) -> list[dict]:
-        # unit 0 is slow: with two workers it returns only once another unit's record is in the
-        # file (no wall-clock race with the workers' start-up); 60 s bound the wait if none comes
-        deadline = time.monotonic() + 60
-        while u == 0 and wait["on"] and time.monotonic() < deadline and '"unit": 1' not in path.read_text():
-            time.sleep(0.02)
+        if u == 0 and wait["on"]:   # slow: returns only once another unit's record is in the file
+            _wait_until(lambda: '"unit": 1' in path.read_text())
         return [{"unit": u, "k": 0}, {"unit": u, "k": 1}] if u == 1 else [{"unit": u}]
 
     class Recording(JsonlWriter):
