@@ -245,6 +245,10 @@ def test_attempts_follow_supersedes(tmp_path):
     assert "**Superseded** by [`second`](../../../claims/second.yaml) (not run yet)" in old_page
     assert "Supersedes [`first`](../../../claims/first.yaml)" in new_page
     assert "Supersedes" not in old_page and "Superseded**" not in new_page
+    # verdict.json names the successor, so the front page counts each paper claim once
+    from planarena.claims.page import provenance_facts
+
+    assert provenance_facts(first)["superseded_by"] == "second" and provenance_facts(second)["superseded_by"] is None
 
 
 @pytest.mark.parametrize("node, message", [

@@ -110,6 +110,18 @@ def test_glance_box_names_the_best_row_of_each_kind_and_the_claims():
     assert "first reported inconclusive (commit `abc1234`): changed after its data were seen" in verdict_line(verdicts[2])
     verdicts[0]["first_report"] = {"verdict": "confirmed", "commit": "abc1234", "date": "2026-11-25"}
     assert verdict_line(verdicts[0]) == "**confirmed**"   # the same verdict as first reported: nothing to say
+    # each paper claim counts once, by its latest attempt: a superseded page is listed apart, uncounted
+    verdicts.append({"claim": "c2", "verdict": "refuted", "supersedes": "c"})
+    verdicts[2]["superseded_by"] = "c2"
+    assert claims_line(verdicts) == ("Claims ([table](#claims)): **confirmed** 1 (`a`); **refuted** 1 (`c2`); "
+                                     "**not run** 1 (`b`); superseded by a later claim file, not counted: 1 "
+                                     "(`c` by `c2`).")
+    assert verdict_line(verdicts[2]).endswith("changed after its data were seen*; *superseded by `c2`*")
+    assert "superseded" not in verdict_line(verdicts[3])
+    gone = {"claim": "d", "verdict": "not recomputable", "previous": {"verdict": "confirmed", "commit": "abc"},
+            "superseded_by": "d2"}
+    assert verdict_line(gone) == ("**not recomputable: records not kept** (its page said confirmed, commit `abc`); "
+                                  "*superseded by `d2`*")
 
 def test_front_page_stays_short_with_many_methods_and_domains():
     manifest = []

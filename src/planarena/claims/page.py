@@ -344,19 +344,22 @@ def page_of(claim: Claim, records, index, rows, seed: int, cost: dict, commit: s
 
 def provenance_facts(claim: Claim) -> dict:
     """``verdict.json``'s provenance fields: the registration commit and date, the post-hoc reports
-    (:func:`planarena.claims.provenance.posthoc`) and the attempt ``[k, n]``."""
+    (:func:`planarena.claims.provenance.posthoc`), the attempt ``[k, n]``, the claim it supersedes
+    and the claim that supersedes it (``superseded_by``, the next attempt; None for the current one:
+    the front page counts only current attempts, :func:`planarena.report.sections.glance.claims_line`)."""
     from planarena.claims import provenance as pv
     from planarena.claims.spec import load_claims
 
     reg = pv.registration(claim)
     try:
-        k, n, _ = pv.attempts(claim, load_claims(claim.source.parent))
+        k, n, chain = pv.attempts(claim, load_claims(claim.source.parent))
     except ConfigError:
-        k, n = 1, 1
+        k, n, chain = 1, 1, [claim.id]
     first = pv.first_report(claim.id)
     return {"registration": {"commit": reg.commit, "date": reg.date}, "posthoc": pv.posthoc(claim, reg),
             **({"first_report": {"verdict": first.verdict, "commit": first.commit, "date": first.date}} if first else {}),
-            "attempt": [k, n], **({"supersedes": claim.extra["supersedes"]} if claim.extra.get("supersedes") else {})}
+            "attempt": [k, n], **({"supersedes": claim.extra["supersedes"]} if claim.extra.get("supersedes") else {}),
+            "superseded_by": chain[k] if k < n else None}
 
 
 #: A reading of a decided claim written after its verdict (``reports/claims/<id>/reading.md``): what
@@ -522,8 +525,7 @@ def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
     lines += provenance_lines(claim, power) + condition_lines(claim)
     if claim.notes:
         lines += ["", "## Notes", "", claim.notes]
-    data = {"claim": claim.id, "verdict": NOT_RUN, "needs": needs or None, "superseded_by": successor,
-            **provenance_facts(claim),
+    data = {"claim": claim.id, "verdict": NOT_RUN, "needs": needs or None, **provenance_facts(claim),
             "paper": claim.paper, "where": claim.where, "statement": claim.claim, "claim_sha256": claim.digest,
             "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "expected_gpu_hours": claim.cost.get("gpu_hours"),
             "blocks": {}, "atoms": {}, "domains": {}, **({"power": power.to_json()} if power is not None else {})}

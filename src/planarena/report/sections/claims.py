@@ -22,7 +22,9 @@ DESCRIPTION = (
     "(per domain where the claim spans several) with its reason in one line (*not run*: what it needs), the "
     "power check (P(confirmed) at the paper's rates and at the floors') and the cost (expected CPU minutes on "
     "2 cores; the run's wall time). *Post-hoc*: a report committed before the claim file already held a cell "
-    "of its confirm condition. The atom-by-atom detail is on each claim's page."
+    "of its confirm condition. *Superseded*: a later claim file re-decides the paper claim under changed "
+    "conditions; the old page and its verdict stay, and only the latest attempt at each paper claim is counted "
+    "above. The atom-by-atom detail is on each claim's page."
 )
 
 
@@ -95,7 +97,7 @@ def verdict_line(v: Mapping) -> str:
     if v.get("verdict") == "not recomputable":
         prev = v.get("previous") or {}
         was = f" (its page said {prev['verdict']}, commit `{prev.get('commit')}`)" if prev.get("verdict") else ""
-        return f"**not recomputable: records not kept**{was}" + ("; *post-hoc*" if v.get("posthoc") else "")
+        return f"**not recomputable: records not kept**{was}" + ("; *post-hoc*" if v.get("posthoc") else "") + _later(v)
     out = f"**{v['verdict']}**" + ("" if (v.get("blocks") or {}).get("gate", True) else " (gate failed)")
     if v.get("domains"):
         out += " (" + ", ".join(f"{d}: {x}" for d, x in v["domains"].items()) + ")"
@@ -106,7 +108,12 @@ def verdict_line(v: Mapping) -> str:
         out += f"; *first reported {first} (commit `{v['first_report'].get('commit')}`): changed after its data were seen*"
     if v.get("forced"):
         out += "; *run past a failed power check*"
-    return out
+    return out + _later(v)
+
+
+def _later(v: Mapping) -> str:
+    """``"; *superseded by `b`*"`` for a page whose paper claim a later claim file re-decides."""
+    return f"; *superseded by `{v['superseded_by']}`*" if v.get("superseded_by") else ""
 
 
 def _power(v: Mapping) -> str:

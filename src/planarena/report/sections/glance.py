@@ -65,17 +65,26 @@ def _twin_line(table: headline.CoverageTable, traits: Mapping[str, ReportTraits]
 
 
 def claims_line(verdicts: Sequence[Mapping]) -> str | None:
-    """``"Claims: confirmed 2 (a, b); refuted 1 (c); ..."`` from the committed verdicts."""
+    """``"Claims: confirmed 2 (a, b); refuted 1 (c); ...; superseded 1, not counted (d by a)"`` from
+    the committed verdicts. Each paper claim counts once, by its latest attempt: a page whose
+    ``verdict.json`` names a ``superseded_by`` is listed apart with its successor, never in a verdict's
+    count (an old attempt's verdict, kept as history, would otherwise count the same paper claim twice)."""
     if not verdicts:
         return None
     by: dict[str, list[str]] = {}
+    old = [v for v in verdicts if v.get("superseded_by")]
     for v in verdicts:
+        if v.get("superseded_by"):
+            continue
         first = claims.first_reported(v)
         by.setdefault(str(v.get("verdict")), []).append(
             f"`{v.get('claim')}`" + (f" (first reported {first})" if first else ""))
     order = [k for k in VERDICT_ORDER if k in by] + sorted(k for k in by if k not in VERDICT_ORDER)
-    return "Claims ([table](#claims)): " + "; ".join(
-        f"**{k}** {len(by[k])} (" + ", ".join(by[k]) + ")" for k in order) + "."
+    parts = [f"**{k}** {len(by[k])} (" + ", ".join(by[k]) + ")" for k in order]
+    if old:
+        parts.append(f"superseded by a later claim file, not counted: {len(old)} ("
+                     + ", ".join(f"`{v.get('claim')}` by `{v['superseded_by']}`" for v in old) + ")")
+    return "Claims ([table](#claims)): " + "; ".join(parts) + "."
 
 
 def lines(tables: Sequence[headline.CoverageTable], traits: Mapping[str, ReportTraits],
