@@ -161,6 +161,13 @@ def test_lookahead_cost_measures_each_side_on_fresh_parses(tmp_path):
     for r in rows:
         assert r["values"]["goals_left"] >= 0 and r["values"]["subgoal"] in (0, 1)
     assert rows[0]["values"]["subgoal"] == 1 or rows[0]["values"]["goals_left"] == 0
+    # the no-lookahead floor: the root alone, no subgoal; `gained` counts the goal atoms past the root's
+    floor, iw = list(lookahead_cost(params, ["root", "iw"], {"splits": ["test-easy"]}, set()))
+    assert floor["completed"] and floor["values"]["expanded"] == 0 and floor["values"]["gained"] == 1
+    assert floor["values"]["subgoal"] == 0
+    assert iw["values"]["gained"] - 1 == floor["values"]["goals_left"] - iw["values"]["goals_left"] > 0
+    with pytest.raises(ValueError, match="or root"):
+        list(lookahead_cost(params, ["iw2"], {"splits": ["test-easy"]}, set()))
     # a second claim leaves out the problems the first measured (its committed rows)
     (tmp_path / "first.jsonl").write_text(json.dumps(rows[0]) + "\n")
     later = list(lookahead_cost(params, ["iw"], {"splits": ["test-easy", "test-medium"],

@@ -20,15 +20,21 @@ from planarena.config import get
 #: Values of one lookahead row (the metrics a claim atom can name). ``goals_left``: the positive
 #: fluent goal atoms still false in the tree's best state (the root included; 0: the tree reaches the
 #: goal); ``subgoal``: 1 when some state of the tree satisfies more of them than the root, else 0 (does
-#: the lookahead capture a subgoal, Section 3's "while still capturing meaningful subgoals")
-METRICS = ("expanded", "generated", "jumps", "novelty_features", "max_depth", "cpu_s", "goals_left", "subgoal")
+#: the lookahead capture a subgoal, Section 3's "while still capturing meaningful subgoals");
+#: ``gained``: one plus the goal atoms the tree's best state satisfies beyond the root's (1: no
+#: progress; the one keeps a ratio of two sides defined where neither gains).
+METRICS = ("expanded", "generated", "jumps", "novelty_features", "max_depth", "cpu_s", "goals_left", "subgoal",
+           "gained")
+#: The side without a lookahead: the root state alone (the floor of a subgoal claim: no search, so no
+#: subgoal; ``gained`` 1, ``goals_left`` the root's).
+ROOT = "root"
 
 
 def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: float) -> dict:
-    """One ``kind`` lookahead (:data:`planarena.methods.rgnn_policies.lookahead.KINDS`) from the
-    initial state of ``problem_file``: ``objects``, ``atoms`` (fluent atoms true initially),
-    ``parse_s``, ``completed`` and, when completed, ``expanded``, ``generated``, ``jumps``,
-    ``novelty_features``, ``max_depth``; ``cpu_s`` the lookahead's CPU seconds (at most about
+    """One ``kind`` lookahead (:data:`planarena.methods.rgnn_policies.lookahead.KINDS`, or :data:`ROOT`:
+    none) from the initial state of ``problem_file``: ``objects``, ``atoms`` (fluent atoms true
+    initially), ``parse_s``, ``completed`` and, when completed, ``expanded``, ``generated``, ``jumps``,
+    ``novelty_features``, ``max_depth``, ``goals_left``, ``subgoal``, ``gained`` (:data:`METRICS`); ``cpu_s`` the lookahead's CPU seconds (at most about
     ``time_limit``, a CPU-time limit: a loaded machine does not change whether it completes).
     Objects and constants get their declared types (AIW's r(o)). The problem is parsed anew
     (:func:`planarena.core.pddl.parse_problem`), so a second side does not reuse the first's
@@ -50,6 +56,12 @@ def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: 
     state = problem.get_initial_state()
     row = {"objects": len(problem.get_objects()), "atoms": len(atom_indices(state)[0]),
            "parse_s": round(time.perf_counter() - t0, 3)}
+    goal = {int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
+            if lit.get_polarity() and lit.get_atom().is_fluent()}
+    root = len(goal.intersection(atom_indices(state)[0]))
+    if kind == ROOT:
+        return {**row, "completed": True, "expanded": 0, "generated": 0, "jumps": 0, "novelty_features": 0,
+                "max_depth": 0, "cpu_s": 0.0, "goals_left": len(goal) - root, "subgoal": 0, "gained": 1}
     feats = AtomFeatures(problem, kind, object_types(problem_file, domain_file)) if kind != "flat" else None
     c0 = time.process_time()
     try:
@@ -57,13 +69,10 @@ def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: 
     except LookaheadTimeout:
         return {**row, "completed": False, "cpu_s": round(time.process_time() - c0, 3)}
     cpu = round(time.process_time() - c0, 4)
-    goal = {int(lit.get_atom().get_index()) for lit in problem.get_goal_condition()
-            if lit.get_polarity() and lit.get_atom().is_fluent()}
-    root = len(goal.intersection(atom_indices(state)[0]))
     best = max([root, *(len(goal.intersection(atom_indices(j.state)[0])) for j in tree.jumps)])
     return {**row, "completed": True, "expanded": tree.expanded, "generated": tree.generated,
             "jumps": len(tree.jumps), "novelty_features": tree.novelty_features, "max_depth": tree.max_depth,
-            "cpu_s": cpu, "goals_left": len(goal) - best, "subgoal": int(best > root)}
+            "cpu_s": cpu, "goals_left": len(goal) - best, "subgoal": int(best > root), "gained": 1 + best - root}
 
 
 def spread(files: list[Path], n: int | None) -> list[Path]:
@@ -100,9 +109,10 @@ def lookahead_cost(params: dict, sides: list[str], args: dict, done: set) -> Ite
     suite = params.get("suite")
     if suite not in LAYOUTS:
         raise ValueError(f"lookahead_cost: suite {suite!r} has no file layout (one of {', '.join(LAYOUTS)})")
-    bad = [s for s in sides if s not in KINDS]
+    bad = [s for s in sides if s not in KINDS and s != ROOT]
     if bad:
-        raise ValueError(f"lookahead_cost: unknown lookahead(s) {', '.join(bad)}; one of {', '.join(KINDS)}")
+        raise ValueError(f"lookahead_cost: unknown lookahead(s) {', '.join(bad)}; one of {', '.join(KINDS)}, "
+                         f"or {ROOT} (no lookahead)")
     root = Path(get(params, f"suites.{suite}.path"))
     folders = {split: folder for folder, split in LAYOUTS[suite]}
     splits = list(args.get("splits") or folders)
