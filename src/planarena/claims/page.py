@@ -509,7 +509,8 @@ def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     needs = " ".join(str(claim.extra.get("needs") or "").split())
     cpu = claim.cost.get("cpu_minutes", "?")
-    successor = superseded_by(claim)
+    facts = provenance_facts(claim)
+    successor = facts["superseded_by"]
     lines = [f"# Claim `{claim.id}`: **{NOT_RUN}**", "", f"> {claim.claim}", "", f"Paper: `{claim.paper}`, {claim.where}.", ""]
     if successor:
         lines += [f"**Superseded before it ran** by {claim_link(successor)}, which re-decides this paper claim under "
@@ -525,7 +526,7 @@ def mark_not_run(claim: Claim, out_root: Path, power=None) -> dict:
     lines += provenance_lines(claim, power) + condition_lines(claim)
     if claim.notes:
         lines += ["", "## Notes", "", claim.notes]
-    data = {"claim": claim.id, "verdict": NOT_RUN, "needs": needs or None, **provenance_facts(claim),
+    data = {"claim": claim.id, "verdict": NOT_RUN, "needs": needs or None, **facts,
             "paper": claim.paper, "where": claim.where, "statement": claim.claim, "claim_sha256": claim.digest,
             "expected_cpu_minutes": claim.cost.get("cpu_minutes"), "expected_gpu_hours": claim.cost.get("gpu_hours"),
             "blocks": {}, "atoms": {}, "domains": {}, **({"power": power.to_json()} if power is not None else {})}

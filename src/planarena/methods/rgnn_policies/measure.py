@@ -34,8 +34,11 @@ def lookahead_row(domain_file: Path, problem_file: Path, kind: str, time_limit: 
     """One ``kind`` lookahead (:data:`planarena.methods.rgnn_policies.lookahead.KINDS`, or :data:`ROOT`:
     none) from the initial state of ``problem_file``: ``objects``, ``atoms`` (fluent atoms true
     initially), ``parse_s``, ``completed`` and, when completed, ``expanded``, ``generated``, ``jumps``,
-    ``novelty_features``, ``max_depth``, ``goals_left``, ``subgoal``, ``gained`` (:data:`METRICS`); ``cpu_s`` the lookahead's CPU seconds (at most about
-    ``time_limit``, a CPU-time limit: a loaded machine does not change whether it completes).
+    ``novelty_features``, ``max_depth``, ``goals_left``, ``subgoal``, ``gained`` (:data:`METRICS`);
+    ``cpu_s`` the lookahead's CPU seconds, building the problem's grounded successor generator
+    included. ``time_limit`` is a CPU-time limit (a loaded machine does not change whether a
+    lookahead completes), checked once the search runs: a grounding that alone takes longer is not
+    interrupted (large IPC 2023 Sokoban problems: 3-7 CPU minutes), so ``cpu_s`` can exceed it.
     Objects and constants get their declared types (AIW's r(o)). The problem is parsed anew
     (:func:`planarena.core.pddl.parse_problem`), so a second side does not reuse the first's
     grounding. A gzipped problem (``.pddl.gz``, the IPC 2023 layout) is read from a decompressed

@@ -65,17 +65,15 @@ def _twin_line(table: headline.CoverageTable, traits: Mapping[str, ReportTraits]
 
 
 def claims_line(verdicts: Sequence[Mapping]) -> str | None:
-    """``"Claims: confirmed 2 (a, b); refuted 1 (c); ...; superseded 1, not counted (d by a)"`` from
-    the committed verdicts. Each paper claim counts once, by its latest attempt: a page whose
+    """``"Claims: confirmed 2 (a, b); refuted 1 (c); ...; superseded by a later claim file, not
+    counted: 1 (d by a)"`` from the committed verdicts. Each paper claim counts once, by its latest attempt: a page whose
     ``verdict.json`` names a ``superseded_by`` is listed apart with its successor, never in a verdict's
     count (an old attempt's verdict, kept as history, would otherwise count the same paper claim twice)."""
     if not verdicts:
         return None
     by: dict[str, list[str]] = {}
     old = [v for v in verdicts if v.get("superseded_by")]
-    for v in verdicts:
-        if v.get("superseded_by"):
-            continue
+    for v in (v for v in verdicts if not v.get("superseded_by")):
         first = claims.first_reported(v)
         by.setdefault(str(v.get("verdict")), []).append(
             f"`{v.get('claim')}`" + (f" (first reported {first})" if first else ""))
